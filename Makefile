@@ -1,0 +1,85 @@
+# Makefile - builds heapscope: the tracer (libheapscope.so), the reader library and the CLI
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+PKGS := libunwind libdw libzstd
+DEPS_OK := $(shell $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+BASE_CFLAGS := -std=c11 $(WARN) -fPIC -MMD -MP -Iinclude
+ifeq ($(DEPS_OK),yes)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
+endif
+
+COMMON_SRC := src/common/crc32c.c
+FORMAT_SRC := src/format/encoder.c src/format/reader.c src/format/symbolize.c
+TRACER_SRC := $(wildcard src/tracer/*.c)
+ANALYSIS_SRC := $(wildcard src/analysis/*.c)
+RENDER_SRC := $(wildcard src/render/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+
+obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
+tobj = $(patsubst src/%.c,$(BUILD)/tobj/%.o,$(1))
+
+LIB_TRACER := $(BUILD)/libheapscope.so
+LIB_READER := $(BUILD)/libheapscope-reader.a
+CLI := $(BUILD)/heapscope
+
+.PHONY: all deps test demo bench install clean fuzz
+all: deps $(LIB_TRACER) $(LIB_READER) $(CLI)
+
+deps:
+	@build-aux/deps.sh build
+
+# The tracer is a guest: hidden symbols but the hooks, static TLS, nothing lazy.
+$(BUILD)/tobj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c)
+	$(CC) -shared -Wl,-z,now -Wl,-soname,libheapscope.so -o $@ $^ \
+		$(shell $(PKG_CONFIG) --libs libunwind libzstd) -lm -ldl -lpthread
+
+$(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -lstdc++ -lm -lpthread
+
+$(CLI): $(call obj,$(CLI_SRC)) $(LIB_READER)
+	$(CC) -o $@ $^ $(READER_LIBS) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+
+test: deps
+	@build-aux/deps.sh test
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/run.sh
+
+demo: deps
+	@build-aux/deps.sh demo
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) demo/run.sh
+
+bench: deps
+	@build-aux/deps.sh bench
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/heapscope $(DESTDIR)$(PREFIX)/include/heapscope
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/heapscope
+	install -m 755 $(LIB_TRACER) $(DESTDIR)$(PREFIX)/lib/heapscope/libheapscope.so
+	install -m 644 $(LIB_READER) $(DESTDIR)$(PREFIX)/lib/heapscope/libheapscope-reader.a
+	install -m 644 include/heapscope/*.h $(DESTDIR)$(PREFIX)/include/heapscope/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

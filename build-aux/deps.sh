@@ -1,0 +1,25 @@
+#!/bin/sh
+# deps.sh - installs the Debian packages heapscope needs (when root), or prints the command and stops
+# usage: build-aux/deps.sh build|test|demo|bench
+set -e
+want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev"
+case "$1" in
+test|bench) want="$want valgrind heaptrack sqlite3 python3 clang libclang-rt-14-dev" ;;
+demo) want="$want" ;;
+esac
+missing=""
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+	echo "installing missing packages:$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	# shellcheck disable=SC2086
+	apt-get install -y -qq $missing >&2
+else
+	echo "missing Debian packages:$missing" >&2
+	echo "run: sudo apt-get install -y$missing" >&2
+	exit 1
+fi

@@ -1,0 +1,150 @@
+/* reader.h - public API to read heapscope traces: events in order, stacks, symbols */
+#ifndef HEAPSCOPE_READER_H
+#define HEAPSCOPE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Usage:
+ *	struct hs_reader *r;
+ *	struct hs_event ev;
+ *	if (hs_reader_open(&r, "x.hst") < 0) { puts(hs_reader_error(r)); ... }
+ *	while ((rc = hs_reader_next(r, &ev)) > 0) { ... }
+ *	if (rc < 0) puts(hs_reader_error(r));
+ *	hs_reader_close(r);
+ *
+ * Functions return 0 (or 1 for "got one"), or a negative errno-style code;
+ * then hs_reader_error() tells what went wrong and at which file offset.
+ */
+struct hs_reader;
+
+/* Entry points, as recorded; the numbering is part of the file format. */
+enum hs_fn {
+	HS_FN_MALLOC,
+	HS_FN_CALLOC,
+	HS_FN_REALLOC,
+	HS_FN_REALLOCARRAY,
+	HS_FN_POSIX_MEMALIGN,
+	HS_FN_ALIGNED_ALLOC,
+	HS_FN_MEMALIGN,
+	HS_FN_VALLOC,
+	HS_FN_PVALLOC,
+	HS_FN_FREE,
+	HS_FN_MALLOC_USABLE_SIZE,
+	HS_FN_MMAP,
+	HS_FN_MUNMAP,
+	HS_FN_MREMAP,
+	HS_FN_BRK,
+	HS_FN_SBRK,
+	HS_FN_COUNT
+};
+
+/* Name of an entry point ("malloc", "posix_memalign", ...), or "?" */
+const char *hs_fn_name(int fn);
+
+enum hs_event_kind {
+	HS_EVENT_ALLOC,         /* ptr, size, stack, fn; realloc: old_ptr (already freed by a FREE event just before) */
+	HS_EVENT_FREE,          /* ptr, fn: free, or realloc/reallocarray when the block moved or was freed by it */
+	HS_EVENT_MMAP,          /* addr, len, prot, flags, stack */
+	HS_EVENT_MUNMAP,        /* addr, len */
+	HS_EVENT_MREMAP,        /* addr, len (old), new_addr, new_len, stack */
+	HS_EVENT_BRK,           /* addr (old break), new_addr (new break), fn (brk or sbrk), stack */
+	HS_EVENT_RSS,           /* rss in bytes */
+	HS_EVENT_MARKER,        /* label, label_len */
+	HS_EVENT_MODULE,        /* module */
+	HS_EVENT_MODULE_UNLOAD, /* addr: load bias of the module */
+	HS_EVENT_TOTALS,        /* calls[], bytes[]: exact running totals per entry point, even when sampled */
+	HS_EVENT_END,           /* the process exited cleanly (exit or _exit) */
+};
+
+struct hs_module {
+	uint64_t base;          /* load bias */
+	uint64_t lo, hi;        /* address range of its loadable segments */
+	const char *path;
+	const uint8_t *build_id;
+	size_t build_id_len;
+	uint64_t load_time_ns;
+};
+
+struct hs_event {
+	enum hs_event_kind kind;
+	uint64_t time_ns;        /* since the start of tracing, monotonic */
+	uint32_t tid;
+	int fn;                  /* enum hs_fn */
+	uint64_t ptr, size, old_ptr;
+	uint32_t stack;          /* 0: no backtrace */
+	uint64_t addr, len, new_addr, new_len;
+	uint32_t prot, flags;
+	uint64_t rss;
+	const char *label;
+	size_t label_len;
+	const struct hs_module *module;
+	const uint64_t *calls, *bytes; /* HS_FN_COUNT entries each */
+};
+
+struct hs_trace_info {
+	unsigned version_major, version_minor;
+	uint32_t pid, ppid;
+	uint64_t sample_bytes;  /* 0: every call recorded */
+	uint64_t start_realtime_ns;
+	const char *exe;
+	int argc;
+	char **argv;
+};
+
+int hs_reader_open(struct hs_reader **out, const char *path);
+void hs_reader_close(struct hs_reader *r);
+
+/* Trace-wide facts; exe and argv are known once the first chunk is read (open reads it). */
+const struct hs_trace_info *hs_reader_info(struct hs_reader *r);
+
+/* 1: *ev filled; 0: end of trace; <0: error. Pointers in *ev live until the next call. */
+int hs_reader_next(struct hs_reader *r, struct hs_event *ev);
+
+/* Message for the last error, or the last warning (e.g. truncation) when there was no error; "" if none. */
+const char *hs_reader_error(struct hs_reader *r);
+const char *hs_reader_warning(struct hs_reader *r);
+
+/* Byte offset in the file of the chunk being read. */
+uint64_t hs_reader_offset(struct hs_reader *r);
+
+/*
+ * The return addresses of a stack, innermost first (the caller of malloc,
+ * then its caller, ...). Returns how many were written (at most max), or <0.
+ */
+int hs_reader_stack(struct hs_reader *r, uint32_t stack, uint64_t *ips, int max);
+
+/* Parent of a stack node (the same backtrace without its innermost frame) and its address. */
+int hs_reader_stack_node(struct hs_reader *r, uint32_t stack, uint32_t *parent, uint64_t *ip);
+uint32_t hs_reader_stack_count(struct hs_reader *r);
+
+/* Modules seen so far. */
+size_t hs_reader_module_count(struct hs_reader *r);
+const struct hs_module *hs_reader_module(struct hs_reader *r, size_t i);
+
+struct hs_frame {
+	uint64_t address;
+	const char *function;   /* demangled; NULL if unknown */
+	const char *file;       /* NULL if unknown */
+	int line;               /* 0 if unknown */
+	const char *module;     /* path of the module, NULL if outside any */
+	int inlined;            /* 1: this frame was inlined into the next one */
+};
+
+/*
+ * Symbolizes one return address into up to max frames (more than one when
+ * inlined calls are involved, innermost first). Strings live as long as the
+ * reader. Returns the number of frames written (at least 1 when max > 0).
+ */
+int hs_reader_symbolize(struct hs_reader *r, uint64_t return_address, struct hs_frame *frames, int max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,104 @@
+/* live.c - open addressing with linear probing and backward-shift deletion (no tombstones) */
+#include "live.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t slot_of(const struct hs_live *l, uint64_t p)
+{
+	return (size_t)((p >> 4) * 0x9e3779b97f4a7c15ull >> 17) & (l->cap - 1);
+}
+
+static struct hs_live_block *alloc_slots(size_t cap)
+{
+	struct hs_live_block *s = calloc(cap, sizeof(*s));
+	if (!s) {
+		fprintf(stderr, "heapscope: out of memory for %zu live blocks\n", cap / 2);
+		exit(1);
+	}
+	return s;
+}
+
+void hs_live_init(struct hs_live *l)
+{
+	l->cap = 1u << 16;
+	l->used = 0;
+	l->slots = alloc_slots(l->cap);
+}
+
+void hs_live_free(struct hs_live *l)
+{
+	free(l->slots);
+	memset(l, 0, sizeof(*l));
+}
+
+struct hs_live_block *hs_live_find(struct hs_live *l, uint64_t ptr)
+{
+	size_t i = slot_of(l, ptr);
+
+	while (l->slots[i].ptr) {
+		if (l->slots[i].ptr == ptr)
+			return &l->slots[i];
+		i = (i + 1) & (l->cap - 1);
+	}
+	return NULL;
+}
+
+static void grow(struct hs_live *l)
+{
+	struct hs_live_block *old = l->slots;
+	size_t ocap = l->cap;
+
+	l->cap *= 2;
+	l->slots = alloc_slots(l->cap);
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i].ptr)
+			continue;
+		size_t j = slot_of(l, old[i].ptr);
+		while (l->slots[j].ptr)
+			j = (j + 1) & (l->cap - 1);
+		l->slots[j] = old[i];
+	}
+	free(old);
+}
+
+struct hs_live_block *hs_live_put(struct hs_live *l, uint64_t ptr, int *existed)
+{
+	size_t i;
+
+	if ((l->used + 1) * 2 > l->cap)
+		grow(l);
+	i = slot_of(l, ptr);
+	while (l->slots[i].ptr) {
+		if (l->slots[i].ptr == ptr) {
+			*existed = 1;
+			return &l->slots[i];
+		}
+		i = (i + 1) & (l->cap - 1);
+	}
+	*existed = 0;
+	l->used++;
+	memset(&l->slots[i], 0, sizeof(l->slots[i]));
+	l->slots[i].ptr = ptr;
+	return &l->slots[i];
+}
+
+void hs_live_remove(struct hs_live *l, struct hs_live_block *b)
+{
+	size_t i = (size_t)(b - l->slots), j = i;
+
+	/* shift later members of the probe run back so lookups never stop early */
+	for (;;) {
+		j = (j + 1) & (l->cap - 1);
+		if (!l->slots[j].ptr)
+			break;
+		size_t home = slot_of(l, l->slots[j].ptr);
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			l->slots[i] = l->slots[j];
+			i = j;
+		}
+	}
+	l->slots[i].ptr = 0;
+	l->used--;
+}

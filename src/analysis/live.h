@@ -1,0 +1,32 @@
+/* live.h - the set of live blocks keyed by address, as analyses replay a trace */
+#ifndef HS_ANALYSIS_LIVE_H
+#define HS_ANALYSIS_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hs_live_block {
+	uint64_t ptr;       /* 0: empty slot */
+	uint64_t size;
+	uint64_t time_ns;
+	uint32_t stack;
+	uint32_t tid;
+};
+
+struct hs_live {
+	struct hs_live_block *slots;
+	size_t cap, used;
+};
+
+void hs_live_init(struct hs_live *l);
+void hs_live_free(struct hs_live *l);
+struct hs_live_block *hs_live_find(struct hs_live *l, uint64_t ptr);
+/* Inserts (or returns the existing block at that address, for the caller to settle). */
+struct hs_live_block *hs_live_put(struct hs_live *l, uint64_t ptr, int *existed);
+void hs_live_remove(struct hs_live *l, struct hs_live_block *b);
+
+#define hs_live_foreach(l, b) \
+	for (struct hs_live_block *b = (l)->slots; b < (l)->slots + (l)->cap; b++) \
+		if (b->ptr)
+
+#endif

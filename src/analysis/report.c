@@ -1,0 +1,266 @@
+/* report.c - one pass over a trace for the summary: counts, peak, leaks, temporaries, top sites */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live.h"
+
+struct thread_last {
+	uint32_t tid;
+	uint64_t ptr;   /* the thread's latest allocation, 0 once anything else was allocated */
+};
+
+struct pass {
+	struct hs_report *rep;
+	struct hs_live live;
+	uint64_t seq, peak_seq;
+	double heap;
+	struct thread_last *threads;
+	size_t nthreads, threads_cap;
+	size_t last_thread;
+};
+
+/* Weight of a sampled block: the inverse of its chance to be sampled (byte-based geometric sampling). */
+static double weight(const struct hs_report *rep, uint64_t size)
+{
+	double p;
+
+	if (!rep->sampled)
+		return 1.0;
+	p = -expm1(-(double)size / (double)rep->sample_bytes);
+	return p > 0 ? 1.0 / p : 1.0;
+}
+
+static struct hs_site *site(struct pass *ps, uint32_t stack)
+{
+	struct hs_report *rep = ps->rep;
+
+	if (stack >= rep->nsites) {
+		uint32_t n = rep->nsites ? rep->nsites : 1024;
+		while (n <= stack)
+			n *= 2;
+		rep->sites = realloc(rep->sites, n * sizeof(*rep->sites));
+		if (!rep->sites)
+			abort();
+		memset(rep->sites + rep->nsites, 0, (n - rep->nsites) * sizeof(*rep->sites));
+		for (uint32_t i = rep->nsites; i < n; i++)
+			rep->sites[i].stack = i;
+		rep->nsites = n;
+	}
+	return &rep->sites[stack];
+}
+
+/*
+ * Peak contribution without snapshots: a site's value at the latest peak is
+ * its value before its first change after that peak.
+ */
+static void site_change(struct pass *ps, struct hs_site *s, double delta)
+{
+	if (s->last_change <= ps->peak_seq)
+		s->peak_bytes = s->live_bytes;
+	s->live_bytes += delta;
+	s->last_change = ps->seq;
+}
+
+static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
+{
+	if (ps->last_thread < ps->nthreads && ps->threads[ps->last_thread].tid == tid)
+		return &ps->threads[ps->last_thread];
+	for (size_t i = 0; i < ps->nthreads; i++)
+		if (ps->threads[i].tid == tid) {
+			ps->last_thread = i;
+			return &ps->threads[i];
+		}
+	if (ps->nthreads == ps->threads_cap) {
+		ps->threads_cap = ps->threads_cap ? ps->threads_cap * 2 : 16;
+		ps->threads = realloc(ps->threads, ps->threads_cap * sizeof(*ps->threads));
+		if (!ps->threads)
+			abort();
+	}
+	ps->threads[ps->nthreads] = (struct thread_last){ .tid = tid };
+	ps->last_thread = ps->nthreads;
+	return &ps->threads[ps->nthreads++];
+}
+
+static void on_alloc(struct pass *ps, const struct hs_event *ev)
+{
+	struct hs_report *rep = ps->rep;
+	double w = weight(rep, ev->size);
+	struct hs_site *s = site(ps, ev->stack);
+	struct hs_live_block *b;
+	int existed;
+
+	b = hs_live_put(&ps->live, ev->ptr, &existed);
+	if (existed) {
+		/* its free was never recorded: settle the old block as freed now */
+		double ow = weight(rep, b->size);
+		site_change(ps, site(ps, b->stack), -(double)b->size * ow);
+		ps->heap -= (double)b->size * ow;
+	}
+	b->size = ev->size;
+	b->stack = ev->stack;
+	b->time_ns = ev->time_ns;
+	b->tid = ev->tid;
+	rep->allocations += w;
+	rep->bytes_allocated += (double)ev->size * w;
+	s->calls += w;
+	s->bytes += (double)ev->size * w;
+	site_change(ps, s, (double)ev->size * w);
+	ps->heap += (double)ev->size * w;
+	if (ps->heap > rep->peak_heap) {
+		rep->peak_heap = ps->heap;
+		rep->peak_heap_ns = ev->time_ns;
+		ps->peak_seq = ps->seq;
+	}
+	thread_of(ps, ev->tid)->ptr = ev->ptr;
+}
+
+static void on_free(struct pass *ps, const struct hs_event *ev)
+{
+	struct hs_report *rep = ps->rep;
+	struct hs_live_block *b = hs_live_find(&ps->live, ev->ptr);
+	struct thread_last *t;
+	double w;
+
+	/* a late free stamped before the block at this address was allocated belongs to an older one */
+	if (!b || b->time_ns > ev->time_ns) {
+		rep->untracked_frees++;
+		return;
+	}
+	w = weight(rep, b->size);
+	rep->frees += w;
+	t = thread_of(ps, ev->tid);
+	if (t->ptr == ev->ptr && ev->fn == HS_FN_FREE && b->tid == ev->tid) {
+		rep->temporary += w;
+		site(ps, b->stack)->temporary += w;
+	}
+	t->ptr = 0;
+	site_change(ps, site(ps, b->stack), -(double)b->size * w);
+	ps->heap -= (double)b->size * w;
+	hs_live_remove(&ps->live, b);
+}
+
+static int cmp_key;
+static const struct hs_site *cmp_sites;
+
+static double key_of(const struct hs_site *s, int k)
+{
+	switch (k) {
+	case HS_RANK_BYTES: return s->bytes;
+	case HS_RANK_CALLS: return s->calls;
+	case HS_RANK_PEAK: return s->peak_bytes;
+	default: return s->leaked_bytes;
+	}
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = key_of(&cmp_sites[*(const uint32_t *)a], cmp_key);
+	double y = key_of(&cmp_sites[*(const uint32_t *)b], cmp_key);
+	if (x != y)
+		return x < y ? 1 : -1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void rank(struct hs_report *rep)
+{
+	uint32_t *idx = malloc((rep->nsites + 1) * sizeof(*idx));
+	uint32_t n = 0;
+
+	if (!idx)
+		abort();
+	for (uint32_t i = 0; i < rep->nsites; i++)
+		if (rep->sites[i].calls > 0)
+			idx[n++] = i;
+	cmp_sites = rep->sites;
+	for (int k = 0; k < HS_RANK_COUNT; k++) {
+		cmp_key = k;
+		qsort(idx, n, sizeof(*idx), cmp);
+		rep->ntop[k] = 0;
+		for (uint32_t i = 0; i < n && rep->ntop[k] < HS_REPORT_TOP; i++)
+			if (key_of(&rep->sites[idx[i]], k) > 0)
+				rep->top[k][rep->ntop[k]++] = idx[i];
+	}
+	free(idx);
+}
+
+int hs_report_build(struct hs_report *rep, struct hs_reader *r)
+{
+	struct pass ps = { .rep = rep };
+	struct hs_event ev;
+	uint64_t last_ns = 0;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->info = hs_reader_info(r);
+	rep->sample_bytes = rep->info->sample_bytes;
+	rep->sampled = rep->sample_bytes != 0;
+	hs_live_init(&ps.live);
+	while ((rc = hs_reader_next(r, &ev)) > 0) {
+		ps.seq++;
+		if (ev.time_ns > last_ns)
+			last_ns = ev.time_ns;
+		switch (ev.kind) {
+		case HS_EVENT_ALLOC:
+			on_alloc(&ps, &ev);
+			break;
+		case HS_EVENT_FREE:
+			on_free(&ps, &ev);
+			break;
+		case HS_EVENT_RSS:
+			if (ev.rss > rep->peak_rss) {
+				rep->peak_rss = ev.rss;
+				rep->peak_rss_ns = ev.time_ns;
+			}
+			break;
+		case HS_EVENT_TOTALS:
+			memcpy(rep->calls, ev.calls, sizeof(rep->calls));
+			memcpy(rep->call_bytes, ev.bytes, sizeof(rep->call_bytes));
+			rep->have_totals = 1;
+			break;
+		case HS_EVENT_MMAP:
+			rep->mmap_calls++;
+			break;
+		case HS_EVENT_MUNMAP:
+			rep->munmap_calls++;
+			break;
+		case HS_EVENT_MARKER:
+			rep->markers++;
+			break;
+		case HS_EVENT_END:
+			rep->clean_exit = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc == 0) {
+		rep->duration_ns = last_ns;
+		for (uint32_t i = 0; i < rep->nsites; i++) {
+			struct hs_site *s = &rep->sites[i];
+			if (s->last_change <= ps.peak_seq)
+				s->peak_bytes = s->live_bytes;
+		}
+		hs_live_foreach(&ps.live, b) {
+			double w = weight(rep, b->size);
+			struct hs_site *s = site(&ps, b->stack);
+			rep->leaked_count += w;
+			rep->leaked_bytes += (double)b->size * w;
+			s->leaked_count += w;
+			s->leaked_bytes += (double)b->size * w;
+		}
+		rank(rep);
+	}
+	hs_live_free(&ps.live);
+	free(ps.threads);
+	return rc < 0 ? rc : 0;
+}
+
+void hs_report_free(struct hs_report *rep)
+{
+	free(rep->sites);
+	memset(rep, 0, sizeof(*rep));
+}

@@ -1,0 +1,198 @@
+/* cmd-record.c - heapscope record: runs a program with the tracer preloaded */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage[] =
+	"usage: heapscope record [-o FILE] [--sample BYTES] [--follow-fork] [--follow-exec] [--] PROGRAM [ARGS...]\n"
+	"  -o FILE          trace file (%p: pid, %e: program name); default heapscope.PROGRAM.PID.hst\n"
+	"  --sample BYTES   record one allocation every BYTES allocated on average (e.g. 512K);\n"
+	"                   reports then give unbiased estimates. Default: every call\n"
+	"  --follow-fork    trace forked children too, each into its own file (FILE.PID)\n"
+	"  --follow-exec    keep tracing across exec, each program into its own file\n";
+
+/* 512, 512K, 4M, 1G */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The library sits next to the binary in a build tree, or in ../lib/heapscope once installed. */
+static int find_library(char *out, size_t n)
+{
+	const char *env = getenv("HEAPSCOPE_LIBRARY");
+	char self[PATH_MAX], *slash;
+	ssize_t len;
+	const char *cands[] = { "/libheapscope.so", "/../lib/heapscope/libheapscope.so" };
+
+	if (env && *env) {
+		snprintf(out, n, "%s", env);
+		return access(out, R_OK);
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		return -1;
+	self[len] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof(path), "%s%s", self, cands[i]);
+		if (access(path, R_OK) == 0 && realpath(path, out))
+			return 0;
+	}
+	return -1;
+}
+
+static char *expand(const char *tmpl, pid_t pid, const char *exe)
+{
+	static char out[PATH_MAX];
+	size_t o = 0;
+
+	for (const char *s = tmpl; *s && o < sizeof(out) - 32; s++) {
+		if (s[0] == '%' && s[1] == 'p') {
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%d", (int)pid);
+			s++;
+		} else if (s[0] == '%' && s[1] == 'e') {
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", exe);
+			s++;
+		} else {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+	return out;
+}
+
+int hs_cmd_record(int argc, char **argv)
+{
+	const char *output = NULL, *sample = NULL;
+	int follow_fork = 0, follow_exec = 0, i, status;
+	char lib[PATH_MAX], preload[2 * PATH_MAX + 16], deftmpl[PATH_MAX];
+	const char *old, *exe;
+	unsigned long long sample_bytes = 0;
+	pid_t pid;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (++i == argc)
+				return hs_die("'%s' needs a file name", a);
+			output = argv[i];
+		} else if (!strncmp(a, "--output=", 9)) {
+			output = a + 9;
+		} else if (!strcmp(a, "--sample")) {
+			if (++i == argc)
+				return hs_die("'--sample' needs a size, e.g. --sample 512K");
+			sample = argv[i];
+		} else if (!strncmp(a, "--sample=", 9)) {
+			sample = a + 9;
+		} else if (!strcmp(a, "--follow-fork")) {
+			follow_fork = 1;
+		} else if (!strcmp(a, "--follow-exec")) {
+			follow_exec = 1;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (a[0] == '-') {
+			return hs_die("unknown option '%s' for record; see 'heapscope record --help'", a);
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (sample && parse_size(sample, &sample_bytes) < 0)
+		return hs_die("bad sample size '%s': give a positive number of bytes, e.g. 512K or 1M", sample);
+	if (find_library(lib, sizeof(lib)) < 0)
+		return hs_die("cannot find 'libheapscope.so' next to this binary or in ../lib/heapscope; "
+			      "set HEAPSCOPE_LIBRARY to its path");
+	exe = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+	if (!output) {
+		snprintf(deftmpl, sizeof(deftmpl), "heapscope.%s.%%p.hst", exe);
+		output = deftmpl;
+	}
+	old = getenv("LD_PRELOAD");
+	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("HEAPSCOPE_OUTPUT", output, 1);
+	if (sample_bytes) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%llu", sample_bytes);
+		setenv("HEAPSCOPE_SAMPLE", buf, 1);
+	} else {
+		unsetenv("HEAPSCOPE_SAMPLE");
+	}
+	setenv("HEAPSCOPE_FOLLOW_FORK", follow_fork ? "1" : "0", 1);
+	setenv("HEAPSCOPE_FOLLOW_EXEC", follow_exec ? "1" : "0", 1);
+	unsetenv("HEAPSCOPE_CHILD");
+
+	/* ^C goes to the whole process group: let the program decide, then report where the trace is */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = fork();
+	if (pid < 0)
+		return hs_die("cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		execvp(argv[i], argv + i);
+		fprintf(stderr, "heapscope: cannot run '%s': %s\n", argv[i], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return hs_die("waitpid: %s", strerror(errno));
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(expand(output, pid, exe), F_OK) != 0)
+		return 127;
+	{
+		const char *path = expand(output, pid, exe);
+		struct stat st;
+		if (stat(path, &st) == 0)
+			fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", path, path);
+		else
+			fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "
+				"setuid (the tracer cannot be preloaded into it)\n", path);
+	}
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

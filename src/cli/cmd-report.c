@@ -1,0 +1,56 @@
+/* cmd-report.c - heapscope report: the summary of one trace, as text or JSON */
+#include <stdio.h>
+#include <string.h>
+
+#include "../analysis/report.h"
+#include "../render/report.h"
+#include "cli.h"
+#include "heapscope/reader.h"
+
+static const char usage[] =
+	"usage: heapscope report [--json] TRACE\n"
+	"  --json   the same figures as JSON (schema: docs/report-json.md)\n";
+
+int hs_cmd_report(int argc, char **argv)
+{
+	const char *path = NULL;
+	int json = 0, rc = 0;
+	struct hs_reader *r = NULL;
+	struct hs_report rep;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1])
+			return hs_die("unknown option '%s' for report; see 'heapscope report --help'", argv[i]);
+		else if (path)
+			return hs_die("report takes one trace, got '%s' and '%s'", path, argv[i]);
+		else
+			path = argv[i];
+	}
+	if (!path) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (hs_reader_open(&r, path) < 0) {
+		rc = hs_die("%s", hs_reader_error(r));
+		goto out;
+	}
+	if (hs_report_build(&rep, r) < 0) {
+		rc = hs_die("%s", hs_reader_error(r));
+		goto out;
+	}
+	if (hs_reader_warning(r)[0])
+		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(r));
+	if (json)
+		hs_render_report_json(stdout, r, &rep, path);
+	else
+		hs_render_report_text(stdout, r, &rep, path);
+	hs_report_free(&rep);
+out:
+	hs_reader_close(r);
+	return rc;
+}

@@ -1,0 +1,58 @@
+/* main.c - heapscope's entry point: dispatches to one subcommand per cmd-*.c */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+static const struct command commands[] = {
+	{ "record", hs_cmd_record, "record [-o FILE] [--sample BYTES] [--follow-fork] [--follow-exec] [--] PROGRAM [ARGS...]" },
+	{ "report", hs_cmd_report, "report [--json] TRACE" },
+};
+
+int hs_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("heapscope: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: heapscope COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  heapscope %s\n", commands[i].usage);
+	fprintf(f, "\n'heapscope COMMAND --help' tells more about one command\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("heapscope %s\n", HS_VERSION_STRING);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	hs_die("unknown command '%s'; run 'heapscope --help' for the list", argv[1]);
+	return 2;
+}

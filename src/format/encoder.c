@@ -1,0 +1,94 @@
+/* encoder.c - file header and chunk encoding over zstd with a static, mmap-backed context */
+#define _DEFAULT_SOURCE
+#define ZSTD_STATIC_LINKING_ONLY
+#include "encoder.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <zstd.h>
+
+#include "../common/bytes.h"
+#include "../common/crc32c.h"
+
+/* Level 1: the writer must keep up with millions of events a second on one core. */
+#define HS_ZSTD_LEVEL 1
+
+struct hs_encoder {
+	ZSTD_CCtx *cctx;
+	void *workspace;
+	size_t workspace_size;
+	uint8_t *out;
+	size_t out_cap;
+	size_t total_size;
+};
+
+void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t sample_bytes,
+		      uint64_t start_realtime_ns, uint32_t pid)
+{
+	memcpy(out, HS_MAGIC, HS_MAGIC_LEN);
+	hs_put_u32(out + 8, HS_BYTE_ORDER_MARK);
+	hs_put_u16(out + 12, HS_VERSION_MAJOR);
+	hs_put_u16(out + 14, HS_VERSION_MINOR);
+	hs_put_u32(out + 16, HS_FILE_HEADER_SIZE);
+	hs_put_u32(out + 20, flags);
+	hs_put_u64(out + 24, sample_bytes);
+	hs_put_u64(out + 32, start_realtime_ns);
+	hs_put_u32(out + 40, pid);
+	hs_put_u32(out + 44, hs_crc32c(0, out, 44));
+}
+
+int hs_encoder_new(struct hs_encoder **out)
+{
+	size_t ws = ZSTD_estimateCCtxSize(HS_ZSTD_LEVEL);
+	size_t cap = HS_CHUNK_HEADER_SIZE + ZSTD_compressBound(HS_CHUNK_MAX_RAW);
+	size_t total = sizeof(struct hs_encoder) + ws + cap;
+	struct hs_encoder *enc;
+	uint8_t *mem;
+
+	total = (total + 4095) & ~(size_t)4095;
+	mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return -ENOMEM;
+	enc = (struct hs_encoder *)mem;
+	enc->total_size = total;
+	enc->workspace = mem + ((sizeof(*enc) + 63) & ~(size_t)63);
+	enc->workspace_size = ws;
+	enc->out = (uint8_t *)enc->workspace + ws;
+	enc->out_cap = cap;
+	enc->cctx = ZSTD_initStaticCCtx(enc->workspace, ws);
+	if (!enc->cctx) {
+		munmap(mem, total);
+		return -ENOMEM;
+	}
+	*out = enc;
+	return 0;
+}
+
+void hs_encoder_free(struct hs_encoder *enc)
+{
+	if (enc)
+		munmap(enc, enc->total_size);
+}
+
+int hs_encoder_chunk(struct hs_encoder *enc, const void *raw, size_t raw_len,
+		     const void **chunk, size_t *chunk_len)
+{
+	uint8_t *h = enc->out;
+	size_t n;
+
+	if (raw_len > HS_CHUNK_MAX_RAW)
+		return -E2BIG;
+	n = ZSTD_compressCCtx(enc->cctx, h + HS_CHUNK_HEADER_SIZE, enc->out_cap - HS_CHUNK_HEADER_SIZE,
+			      raw, raw_len, HS_ZSTD_LEVEL);
+	if (ZSTD_isError(n))
+		return -EIO;
+	hs_put_u32(h, HS_CHUNK_MAGIC);
+	hs_put_u32(h + 4, HS_CHUNK_ZSTD);
+	hs_put_u32(h + 8, (uint32_t)n);
+	hs_put_u32(h + 12, (uint32_t)raw_len);
+	hs_put_u32(h + 16, hs_crc32c(0, h + HS_CHUNK_HEADER_SIZE, n));
+	hs_put_u32(h + 20, hs_crc32c(0, h, 20));
+	*chunk = h;
+	*chunk_len = HS_CHUNK_HEADER_SIZE + n;
+	return 0;
+}

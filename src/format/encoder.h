@@ -1,0 +1,26 @@
+/* encoder.h - builds the file header and compressed, checksummed chunks */
+#ifndef HS_FORMAT_ENCODER_H
+#define HS_FORMAT_ENCODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records.h"
+
+struct hs_encoder;
+
+void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t sample_bytes,
+		      uint64_t start_realtime_ns, uint32_t pid);
+
+/* Memory comes from mmap, never malloc: the tracer's writer uses this. */
+int hs_encoder_new(struct hs_encoder **out);
+void hs_encoder_free(struct hs_encoder *enc);
+
+/*
+ * Compresses raw (at most HS_CHUNK_MAX_RAW bytes) into one chunk; *chunk
+ * points into the encoder and stays valid until the next call.
+ */
+int hs_encoder_chunk(struct hs_encoder *enc, const void *raw, size_t raw_len,
+		     const void **chunk, size_t *chunk_len);
+
+#endif

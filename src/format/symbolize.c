@@ -1,0 +1,293 @@
+/* symbolize.c - return addresses to functions, files, lines and inlined frames with elfutils libdw */
+#define _GNU_SOURCE
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader-internal.h"
+
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define HS_MAX_INLINE 32
+
+struct cached {
+	uint64_t pc;
+	uint32_t first, n;   /* frames[first .. first+n) */
+};
+
+struct hs_symbols {
+	Dwfl *dwfl;
+	Dwfl_Callbacks cb;
+	char *debuginfo_path;
+	size_t reported;            /* modules already given to dwfl */
+	int need_rebuild;
+	struct cached *map;
+	size_t map_cap, map_used;
+	struct hs_frame *frames;
+	size_t nframes, frames_cap;
+	char **strings;             /* owned strings, freed with the reader */
+	size_t nstrings, strings_cap;
+};
+
+static void *xalloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		abort();
+	return q;
+}
+
+static const char *keep(struct hs_symbols *s, char *str)
+{
+	if (!str)
+		return NULL;
+	if (s->nstrings == s->strings_cap) {
+		s->strings_cap = s->strings_cap ? s->strings_cap * 2 : 256;
+		s->strings = xalloc(s->strings, s->strings_cap * sizeof(char *));
+	}
+	s->strings[s->nstrings++] = str;
+	return str;
+}
+
+static const char *keep_copy(struct hs_symbols *s, const char *str)
+{
+	return str ? keep(s, hs_strndup(str, strlen(str))) : NULL;
+}
+
+/* Demangles C++ and Rust (legacy) names; Rust's trailing ::h<hash> is dropped. */
+static const char *pretty(struct hs_symbols *s, const char *name)
+{
+	int status = 0;
+	char *d;
+	size_t n;
+
+	if (!name)
+		return NULL;
+	if (strncmp(name, "_Z", 2) != 0)
+		return keep_copy(s, name);
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (!d || status != 0) {
+		free(d);
+		return keep_copy(s, name);
+	}
+	n = strlen(d);
+	if (n > 19 && d[n - 19] == ':' && d[n - 18] == ':' && d[n - 17] == 'h' &&
+	    strspn(d + n - 16, "0123456789abcdef") == 16)
+		d[n - 19] = 0;
+	return keep(s, d);
+}
+
+static void free_dwfl(struct hs_symbols *s)
+{
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	s->dwfl = NULL;
+	s->reported = 0;
+}
+
+void hs_symbols_invalidate(struct hs_reader *r)
+{
+	if (r->sym)
+		r->sym->need_rebuild = 1;
+}
+
+void hs_symbols_free(struct hs_reader *r)
+{
+	struct hs_symbols *s = r->sym;
+
+	if (!s)
+		return;
+	free_dwfl(s);
+	for (size_t i = 0; i < s->nstrings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	free(s->map);
+	free(s->frames);
+	free(s->debuginfo_path);
+	free(s);
+	r->sym = NULL;
+}
+
+static int report_modules(struct hs_reader *r)
+{
+	struct hs_symbols *s = r->sym;
+
+	if (!s->dwfl) {
+		s->dwfl = dwfl_begin(&s->cb);
+		if (!s->dwfl)
+			return -1;
+	}
+	if (s->reported == r->nmods)
+		return 0;
+	dwfl_report_begin_add(s->dwfl);
+	for (; s->reported < r->nmods; s->reported++) {
+		const struct hs_module *m = r->mods[s->reported];
+		Dwfl_Module *mod;
+		const unsigned char *bits;
+		GElf_Addr vaddr;
+		int n;
+
+		if (m->path[0] != '/')
+			continue; /* the vDSO and other unnamed images have no file */
+		mod = dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->base, false);
+		if (!mod || !m->build_id_len)
+			continue;
+		/* a rebuilt binary would give wrong lines: trust only the recorded build */
+		n = dwfl_module_build_id(mod, &bits, &vaddr);
+		if (n > 0 && ((size_t)n != m->build_id_len || memcmp(bits, m->build_id, (size_t)n) != 0)) {
+			void **userdata;
+			dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+			*userdata = (void *)1;
+		}
+	}
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	return 0;
+}
+
+static const char *die_name(struct hs_symbols *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		n = dwarf_formstring(&attr);
+	if (!n)
+		n = dwarf_diename(die);
+	if (!n && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		n = dwarf_formstring(&attr);
+	return n ? pretty(s, n) : NULL;
+}
+
+static const struct hs_module *find_module(struct hs_reader *r, uint64_t pc)
+{
+	for (size_t i = r->nmods; i-- > 0;)
+		if (pc >= r->mods[i]->lo && pc < r->mods[i]->hi)
+			return r->mods[i];
+	return NULL;
+}
+
+static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int max)
+{
+	struct hs_symbols *s = r->sym;
+	uint64_t pc = ret ? ret - 1 : 0; /* the call instruction, not the one after it */
+	const struct hs_module *m = find_module(r, pc);
+	Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+	void **userdata = NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = NULL, *scopes = NULL;
+	Dwfl_Line *line;
+	int n = 0, nscopes;
+
+	out[0] = (struct hs_frame){ .address = ret, .module = m ? m->path : NULL };
+	if (!mod)
+		return 1;
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata && *userdata)
+		return 1; /* build-id mismatch */
+	line = dwfl_module_getsrc(mod, pc);
+	if (line) {
+		int ln = 0;
+		const char *f = dwfl_lineinfo(line, NULL, &ln, NULL, NULL, NULL);
+		out[0].file = keep_copy(s, f);
+		out[0].line = ln;
+	}
+	cu = dwfl_module_addrdie(mod, pc, &bias);
+	nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	for (int i = 0; i < nscopes && n < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		if (n > 0)
+			out[n] = (struct hs_frame){ .address = ret, .module = out[0].module };
+		out[n].function = die_name(s, &scopes[i]);
+		if (tag == DW_TAG_subprogram) {
+			n++;
+			break;
+		}
+		/* inlined: where it was called from is the next frame's location */
+		out[n].inlined = 1;
+		if (n + 1 < max) {
+			Dwarf_Attribute a;
+			Dwarf_Word cf = 0, cl = 0;
+			Dwarf_Files *files;
+			size_t nfiles;
+			out[n + 1] = (struct hs_frame){ .address = ret, .module = out[0].module };
+			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 &&
+			    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && cf < nfiles)
+				out[n + 1].file = keep_copy(s, dwarf_filesrc(files, cf, NULL, NULL));
+			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0)
+				out[n + 1].line = (int)cl;
+		}
+		n++;
+	}
+	free(scopes);
+	if (n == 0) {
+		GElf_Sym sym;
+		GElf_Off off;
+		const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+		out[0].function = pretty(s, name);
+		n = 1;
+	}
+	return n;
+}
+
+int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *frames, int max)
+{
+	struct hs_symbols *s;
+	struct hs_frame tmp[HS_MAX_INLINE];
+	size_t j;
+	int n;
+
+	if (max <= 0)
+		return 0;
+	if (!r->sym) {
+		s = r->sym = xalloc(NULL, sizeof(*s));
+		memset(s, 0, sizeof(*s));
+		s->debuginfo_path = NULL;
+		s->cb.find_elf = dwfl_build_id_find_elf;
+		s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+		s->cb.section_address = dwfl_offline_section_address;
+		s->cb.debuginfo_path = &s->debuginfo_path;
+	}
+	s = r->sym;
+	if (s->need_rebuild || !s->dwfl) {
+		s->need_rebuild = 0;
+		report_modules(r);
+	}
+	if (s->map_used * 2 >= s->map_cap) {
+		size_t ncap = s->map_cap ? s->map_cap * 2 : 1024;
+		struct cached *nm = xalloc(NULL, ncap * sizeof(*nm));
+		memset(nm, 0, ncap * sizeof(*nm));
+		for (size_t i = 0; i < s->map_cap; i++) {
+			if (!s->map[i].n)
+				continue;
+			j = (s->map[i].pc * 0x9e3779b97f4a7c15ull >> 20) & (ncap - 1);
+			while (nm[j].n)
+				j = (j + 1) & (ncap - 1);
+			nm[j] = s->map[i];
+		}
+		free(s->map);
+		s->map = nm;
+		s->map_cap = ncap;
+	}
+	j = (ret * 0x9e3779b97f4a7c15ull >> 20) & (s->map_cap - 1);
+	while (s->map[j].n && s->map[j].pc != ret)
+		j = (j + 1) & (s->map_cap - 1);
+	if (!s->map[j].n) {
+		n = resolve(r, ret, tmp, HS_MAX_INLINE);
+		if (s->nframes + (size_t)n > s->frames_cap) {
+			s->frames_cap = (s->frames_cap ? s->frames_cap : 1024) * 2 + (size_t)n;
+			s->frames = xalloc(s->frames, s->frames_cap * sizeof(*s->frames));
+		}
+		memcpy(s->frames + s->nframes, tmp, (size_t)n * sizeof(*tmp));
+		s->map[j] = (struct cached){ .pc = ret, .first = (uint32_t)s->nframes, .n = (uint32_t)n };
+		s->nframes += (size_t)n;
+		s->map_used++;
+	}
+	n = (int)s->map[j].n < max ? (int)s->map[j].n : max;
+	memcpy(frames, s->frames + s->map[j].first, (size_t)n * sizeof(*frames));
+	return n;
+}

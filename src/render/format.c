@@ -1,0 +1,66 @@
+/* format.c - human formatting of sizes, counts and durations; JSON string escaping */
+#include "format.h"
+
+#include <math.h>
+
+const char *hs_fmt_bytes(char *buf, size_t n, double b)
+{
+	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (fabs(b) >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%.0f B", b);
+	else
+		snprintf(buf, n, "%.*f %s", fabs(b) < 10 ? 2 : 1, b, units[u]);
+	return buf;
+}
+
+/* 1234567 -> "1,234,567"; estimates are rounded to whole numbers */
+const char *hs_fmt_count(char *buf, size_t n, double c)
+{
+	char tmp[32];
+	int len, o = 0;
+
+	len = snprintf(tmp, sizeof(tmp), "%.0f", c);
+	for (int i = 0; i < len && (size_t)o < n - 1; i++) {
+		if (i && tmp[i - 1] != '-' && (len - i) % 3 == 0 && (size_t)o < n - 2)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+const char *hs_fmt_duration(char *buf, size_t n, uint64_t ns)
+{
+	if (ns < 1000000ull)
+		snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000ull)
+		snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+void hs_json_string(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}

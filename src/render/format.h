@@ -1,0 +1,14 @@
+/* format.h - human formatting of sizes, counts and durations for terminal output */
+#ifndef HS_RENDER_FORMAT_H
+#define HS_RENDER_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+const char *hs_fmt_bytes(char *buf, size_t n, double bytes);
+const char *hs_fmt_count(char *buf, size_t n, double count);
+const char *hs_fmt_duration(char *buf, size_t n, uint64_t ns);
+void hs_json_string(FILE *f, const char *s);
+
+#endif

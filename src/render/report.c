@@ -1,0 +1,167 @@
+/* report.c - the report as 80-column text and as JSON (heapscope-report/1) */
+#include "report.h"
+
+#include <string.h>
+
+#include "format.h"
+
+#define TEXT_FRAMES 8
+#define MAX_FRAMES 160
+
+static const char *rank_title[HS_RANK_COUNT] = { "bytes allocated", "calls", "peak contribution", "leaked bytes" };
+static const char *rank_key[HS_RANK_COUNT] = { "bytes_allocated", "calls", "peak", "leaked" };
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p;
+}
+
+/* All frames of a stack, inlined ones expanded, innermost first. */
+static int frames_of(struct hs_reader *r, uint32_t stack, struct hs_frame *out, int max)
+{
+	uint64_t ips[MAX_FRAMES];
+	int n = hs_reader_stack(r, stack, ips, MAX_FRAMES), k = 0;
+
+	for (int i = 0; i < n && k < max; i++)
+		k += hs_reader_symbolize(r, ips[i], out + k, max - k);
+	return k;
+}
+
+static void text_frame(FILE *f, const struct hs_frame *fr)
+{
+	char loc[512] = "";
+
+	if (fr->file)
+		snprintf(loc, sizeof(loc), "  %s:%d", base_name(fr->file), fr->line);
+	fprintf(f, "      %s%s%s  (%s)\n", fr->inlined ? "[inlined] " : "",
+		fr->function ? fr->function : "??", loc, fr->module ? base_name(fr->module) : "?");
+}
+
+void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report *rep, const char *path)
+{
+	const struct hs_trace_info *in = rep->info;
+	char a[64], b[64], c[64], d[64], e[64];
+	struct hs_frame frames[MAX_FRAMES];
+
+	fprintf(f, "heapscope report of %s\n\n", path);
+	fprintf(f, "command      ");
+	for (int i = 0; i < in->argc; i++)
+		fprintf(f, "%s%s", i ? " " : "", in->argv[i]);
+	fprintf(f, "%s\n", in->argc ? "" : in->exe);
+	fprintf(f, "pid          %u (parent %u)\n", in->pid, in->ppid);
+	fprintf(f, "duration     %s%s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns),
+		rep->clean_exit ? "" : "  (no clean exit: killed or crashed; read up to the last flushed chunk)");
+	if (rep->sampled)
+		fprintf(f, "mode         sampled, one sample every %s on average: figures below are estimates\n",
+			hs_fmt_bytes(a, sizeof(a), (double)rep->sample_bytes));
+	else
+		fprintf(f, "mode         full (every call recorded)\n");
+	fprintf(f, "\ncalls\n");
+	if (rep->have_totals) {
+		for (int i = 0; i < HS_FN_COUNT; i++)
+			if (rep->calls[i])
+				fprintf(f, "  %-20s %14s\n", hs_fn_name(i), hs_fmt_count(a, sizeof(a), (double)rep->calls[i]));
+	} else {
+		fprintf(f, "  (not recorded: the trace ends before the tracer's first totals)\n");
+	}
+	fprintf(f, "\nallocations  %s blocks, %s\n", hs_fmt_count(a, sizeof(a), rep->allocations),
+		hs_fmt_bytes(b, sizeof(b), rep->bytes_allocated));
+	fprintf(f, "frees        %s", hs_fmt_count(a, sizeof(a), rep->frees));
+	if (rep->untracked_frees)
+		fprintf(f, " (and %s of blocks allocated before tracing)", hs_fmt_count(b, sizeof(b), (double)rep->untracked_frees));
+	fprintf(f, "\ntemporary    %s (freed by the allocating thread before it allocated again)\n",
+		hs_fmt_count(a, sizeof(a), rep->temporary));
+	fprintf(f, "peak heap    %s at %s\n", hs_fmt_bytes(a, sizeof(a), rep->peak_heap),
+		hs_fmt_duration(b, sizeof(b), rep->peak_heap_ns));
+	if (rep->peak_rss)
+		fprintf(f, "peak RSS     %s at %s\n", hs_fmt_bytes(a, sizeof(a), (double)rep->peak_rss),
+			hs_fmt_duration(b, sizeof(b), rep->peak_rss_ns));
+	fprintf(f, "leaked       %s blocks, %s (never freed)\n", hs_fmt_count(a, sizeof(a), rep->leaked_count),
+		hs_fmt_bytes(b, sizeof(b), rep->leaked_bytes));
+
+	for (int k = 0; k < HS_RANK_COUNT; k++) {
+		if (!rep->ntop[k])
+			continue;
+		fprintf(f, "\ntop %d sites by %s\n", rep->ntop[k], rank_title[k]);
+		for (int i = 0; i < rep->ntop[k]; i++) {
+			const struct hs_site *s = &rep->sites[rep->top[k][i]];
+			int n = frames_of(r, s->stack, frames, MAX_FRAMES);
+			fprintf(f, "  #%-2d %s in %s calls, peak %s, leaked %s in %s blocks\n", i + 1,
+				hs_fmt_bytes(a, sizeof(a), s->bytes), hs_fmt_count(b, sizeof(b), s->calls),
+				hs_fmt_bytes(c, sizeof(c), s->peak_bytes), hs_fmt_bytes(d, sizeof(d), s->leaked_bytes),
+				hs_fmt_count(e, sizeof(e), s->leaked_count));
+			for (int j = 0; j < n && j < TEXT_FRAMES; j++)
+				text_frame(f, &frames[j]);
+			if (n > TEXT_FRAMES)
+				fprintf(f, "      ... %d more frames (--json shows all)\n", n - TEXT_FRAMES);
+			if (n == 0)
+				fprintf(f, "      (no backtrace)\n");
+		}
+	}
+}
+
+static void json_site(FILE *f, struct hs_reader *r, const struct hs_site *s)
+{
+	struct hs_frame frames[MAX_FRAMES];
+	int n = frames_of(r, s->stack, frames, MAX_FRAMES);
+
+	fprintf(f, "{\"stack_id\": %u, \"calls\": %.0f, \"bytes\": %.0f, \"peak_bytes\": %.0f, "
+		   "\"leaked_count\": %.0f, \"leaked_bytes\": %.0f, \"temporary\": %.0f, \"frames\": [",
+		s->stack, s->calls, s->bytes, s->peak_bytes, s->leaked_count, s->leaked_bytes, s->temporary);
+	for (int j = 0; j < n; j++) {
+		fprintf(f, "%s{\"address\": \"0x%llx\", \"function\": ", j ? ", " : "",
+			(unsigned long long)frames[j].address);
+		hs_json_string(f, frames[j].function);
+		fprintf(f, ", \"file\": ");
+		hs_json_string(f, frames[j].file);
+		fprintf(f, ", \"line\": %d, \"module\": ", frames[j].line);
+		hs_json_string(f, frames[j].module);
+		fprintf(f, ", \"inlined\": %s}", frames[j].inlined ? "true" : "false");
+	}
+	fprintf(f, "]}");
+}
+
+void hs_render_report_json(FILE *f, struct hs_reader *r, const struct hs_report *rep, const char *path)
+{
+	const struct hs_trace_info *in = rep->info;
+
+	fprintf(f, "{\"schema\": \"heapscope-report/1\", \"file\": ");
+	hs_json_string(f, path);
+	fprintf(f, ",\n \"process\": {\"pid\": %u, \"ppid\": %u, \"exe\": ", in->pid, in->ppid);
+	hs_json_string(f, in->exe);
+	fprintf(f, ", \"cmdline\": [");
+	for (int i = 0; i < in->argc; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		hs_json_string(f, in->argv[i]);
+	}
+	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"mode\": \"%s\", \"sample_bytes\": %llu, "
+		   "\"estimated\": %s,\n",
+		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false",
+		rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
+		rep->sampled ? "true" : "false");
+	fprintf(f, " \"calls\": {");
+	for (int i = 0; i < HS_FN_COUNT; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", hs_fn_name(i), (unsigned long long)rep->calls[i]);
+	fprintf(f, "},\n \"call_bytes\": {");
+	for (int i = 0; i < HS_FN_COUNT; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", hs_fn_name(i), (unsigned long long)rep->call_bytes[i]);
+	fprintf(f, "},\n \"allocations\": %.0f, \"frees\": %.0f, \"bytes_allocated\": %.0f, \"untracked_frees\": %llu,\n",
+		rep->allocations, rep->frees, rep->bytes_allocated, (unsigned long long)rep->untracked_frees);
+	fprintf(f, " \"temporary\": {\"count\": %.0f},\n", rep->temporary);
+	fprintf(f, " \"leaked\": {\"count\": %.0f, \"bytes\": %.0f},\n", rep->leaked_count, rep->leaked_bytes);
+	fprintf(f, " \"peak_heap\": {\"bytes\": %.0f, \"time_ns\": %llu},\n", rep->peak_heap,
+		(unsigned long long)rep->peak_heap_ns);
+	fprintf(f, " \"peak_rss\": {\"bytes\": %llu, \"time_ns\": %llu},\n", (unsigned long long)rep->peak_rss,
+		(unsigned long long)rep->peak_rss_ns);
+	fprintf(f, " \"top\": {");
+	for (int k = 0; k < HS_RANK_COUNT; k++) {
+		fprintf(f, "%s\n  \"%s\": [", k ? "," : "", rank_key[k]);
+		for (int i = 0; i < rep->ntop[k]; i++) {
+			fprintf(f, "%s\n   ", i ? "," : "");
+			json_site(f, r, &rep->sites[rep->top[k][i]]);
+		}
+		fprintf(f, "]");
+	}
+	fprintf(f, "}}\n");
+}

@@ -1,0 +1,746 @@
+/* hooks.c - the interposed entry points: the malloc family, mmap/brk, exec and _exit */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+void hs_init(void);
+void hs_flush_before_exit(int clean);
+const char *hs_self_path(void);
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define HS_EXPORT __attribute__((visibility("default")))
+
+static struct {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+	int (*brk)(void *);
+	void *(*sbrk)(intptr_t);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	void (*_exit)(int) __attribute__((noreturn));
+} real;
+
+/*
+ * dlsym() itself allocates: while the real functions are being looked up,
+ * allocations are served from this buffer and never freed.
+ */
+static char boot_buf[64 << 10] __attribute__((aligned(64)));
+static size_t boot_used;
+static _Atomic int resolving;
+
+static void *boot_alloc(size_t n)
+{
+	size_t off = __atomic_fetch_add(&boot_used, (n + 63) & ~(size_t)63, __ATOMIC_RELAXED);
+	if (off + n > sizeof(boot_buf))
+		return NULL;
+	return boot_buf + off;
+}
+
+static int is_boot(const void *p)
+{
+	return (const char *)p >= boot_buf && (const char *)p < boot_buf + sizeof(boot_buf);
+}
+
+#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+
+static void resolve(void)
+{
+	if (atomic_exchange(&resolving, 1))
+		return;
+	RESOLVE(calloc);
+	RESOLVE(malloc);
+	RESOLVE(free);
+	RESOLVE(realloc);
+	RESOLVE(reallocarray);
+	RESOLVE(posix_memalign);
+	RESOLVE(aligned_alloc);
+	RESOLVE(memalign);
+	RESOLVE(valloc);
+	RESOLVE(pvalloc);
+	RESOLVE(malloc_usable_size);
+	RESOLVE(mmap);
+	RESOLVE(munmap);
+	RESOLVE(mremap);
+	RESOLVE(brk);
+	RESOLVE(sbrk);
+	RESOLVE(execve);
+	RESOLVE(execvpe);
+	RESOLVE(fexecve);
+	RESOLVE(_exit);
+	if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
+		hs_log("cannot find the real malloc; aborting", NULL);
+		syscall(SYS_exit_group, 127);
+	}
+	hs_init();
+}
+
+static inline int ensure_ready(void)
+{
+	if (unlikely(!real.free)) {
+		if (atomic_load(&resolving))
+			return 0;
+		resolve();
+	}
+	return 1;
+}
+
+/* sampled mode: the set of sampled live blocks, so their frees are recorded */
+
+#define SET_SLOTS (1u << 20)
+#define SET_TOMB ((uintptr_t)1)
+static _Atomic uintptr_t *sampled_set;
+static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t set_used;
+
+static inline size_t set_hash(uintptr_t p)
+{
+	return (size_t)((p >> 4) * 0x9e3779b97f4a7c15ull >> 44) & (SET_SLOTS - 1);
+}
+
+static void set_insert(uintptr_t p)
+{
+	pthread_mutex_lock(&set_lock);
+	if (!sampled_set)
+		sampled_set = hs_map(SET_SLOTS * sizeof(uintptr_t));
+	if (sampled_set && set_used < SET_SLOTS / 2) {
+		size_t i = set_hash(p);
+		for (;;) {
+			uintptr_t v = atomic_load_explicit(&sampled_set[i], memory_order_relaxed);
+			if (v == 0 || v == SET_TOMB)
+				break;
+			i = (i + 1) & (SET_SLOTS - 1);
+		}
+		if (atomic_load_explicit(&sampled_set[i], memory_order_relaxed) == 0)
+			set_used++;
+		atomic_store_explicit(&sampled_set[i], p, memory_order_release);
+	}
+	pthread_mutex_unlock(&set_lock);
+}
+
+/* Lock-free probe; only a hit takes the lock to leave a tombstone. */
+static int set_remove(uintptr_t p)
+{
+	_Atomic uintptr_t *s = sampled_set;
+	size_t i;
+
+	if (!s)
+		return 0;
+	for (i = set_hash(p);; i = (i + 1) & (SET_SLOTS - 1)) {
+		uintptr_t v = atomic_load_explicit(&s[i], memory_order_acquire);
+		if (v == 0)
+			return 0;
+		if (v == p)
+			break;
+	}
+	pthread_mutex_lock(&set_lock);
+	atomic_store_explicit(&s[i], SET_TOMB, memory_order_relaxed);
+	pthread_mutex_unlock(&set_lock);
+	return 1;
+}
+
+static int64_t next_sample(struct hs_thread *t)
+{
+	double u;
+
+	t->rng ^= t->rng >> 12;
+	t->rng ^= t->rng << 25;
+	t->rng ^= t->rng >> 27;
+	u = (double)((t->rng * 0x2545f4914f6cdd1dull) >> 11) * (1.0 / 9007199254740992.0);
+	return (int64_t)(-log1p(-u) * (double)hs_g.cfg.sample_bytes) + 1;
+}
+
+/* the ring */
+
+static void wait_for_room(struct hs_thread *t, uint64_t slot)
+{
+	unsigned spins = 0;
+
+	while (slot - atomic_load_explicit(&t->tail, memory_order_acquire) >= HS_RING_EVENTS) {
+		if (!hs_g.writer_running || hs_g.after_fini) {
+			/* no writer to wait for (early start-up, exit): drain ourselves */
+			atomic_store_explicit(&t->head, t->reserve - 1, memory_order_release);
+			t->internal++;
+			hs_writer_flush(1);
+			t->internal--;
+			if (slot - atomic_load(&t->tail) >= HS_RING_EVENTS) {
+				hs_disable("cannot drain the event buffer; tracing stopped");
+				return;
+			}
+			continue;
+		}
+		hs_writer_wake();
+		if (++spins > 64)
+			sched_yield();
+		/* a child made by a raw clone() has no writer: stop instead of waiting forever */
+		if ((spins & 0xfffff) == 0 && getpid() != hs_g.pid) {
+			atomic_store(&hs_g.state, HS_INERT);
+			return;
+		}
+	}
+}
+
+static inline struct hs_ev *ev_begin(struct hs_thread *t)
+{
+	uint64_t slot;
+
+	t->depth++;
+	slot = t->reserve++;
+	if (unlikely(slot - atomic_load_explicit(&t->tail, memory_order_relaxed) >= HS_RING_EVENTS)) {
+		/* a signal handler nested in an event of its thread cannot wait for the outer one */
+		if (t->depth > 1) {
+			t->reserve--;
+			t->depth--;
+			return NULL;
+		}
+		wait_for_room(t, slot);
+		if (atomic_load(&hs_g.state) != HS_ACTIVE) {
+			t->reserve--;
+			t->depth--;
+			return NULL;
+		}
+	}
+	return &t->ring[slot & (HS_RING_EVENTS - 1)];
+}
+
+static inline void ev_end(struct hs_thread *t)
+{
+	if (--t->depth == 0) {
+		uint64_t h = t->reserve;
+		atomic_store_explicit(&t->head, h, memory_order_release);
+		if (unlikely((h & (HS_RING_EVENTS / 4 - 1)) == 0)) {
+			if (!hs_g.writer_running)
+				hs_ensure_writer();
+			hs_writer_wake();
+		}
+		if (unlikely(hs_g.after_fini)) {
+			t->internal++;
+			hs_writer_flush(1);
+			t->internal--;
+		}
+	}
+}
+
+static inline struct hs_thread *tracing_thread(void)
+{
+	struct hs_thread *t;
+
+	if (likely(atomic_load_explicit(&hs_g.state, memory_order_relaxed) != HS_ACTIVE))
+		return NULL;
+	t = hs_thread_get();
+	if (!t || t->internal)
+		return NULL;
+	return t;
+}
+
+static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
+{
+	atomic_store_explicit(&t->calls[fn], atomic_load_explicit(&t->calls[fn], memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_store_explicit(&t->bytes[fn], atomic_load_explicit(&t->bytes[fn], memory_order_relaxed) + bytes,
+			      memory_order_relaxed);
+}
+
+static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
+{
+	struct hs_ev *e;
+
+	if (hs_g.cfg.sample_bytes && !set_remove((uintptr_t)p))
+		return;
+	e = ev_begin(t);
+	if (!e)
+		return;
+	e->ts = ts;
+	e->type = HS_EV_FREE;
+	e->fn = (uint16_t)fn;
+	e->tid = t->tid;
+	e->a = (uintptr_t)p;
+	ev_end(t);
+}
+
+static void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void *old)
+{
+	struct hs_ev *e;
+	uint32_t stack;
+
+	if (hs_g.cfg.sample_bytes) {
+		if ((int64_t)size < t->sample_left) {
+			t->sample_left -= (int64_t)size;
+			return;
+		}
+		t->sample_left = next_sample(t);
+		set_insert((uintptr_t)p);
+	}
+	t->depth++;
+	stack = hs_stack_capture(t);
+	t->depth--;
+	e = ev_begin(t);
+	if (!e)
+		return;
+	e->ts = hs_now();
+	e->type = HS_EV_ALLOC;
+	e->fn = (uint16_t)fn;
+	e->tid = t->tid;
+	e->a = (uintptr_t)p;
+	e->b = size;
+	e->c = (uintptr_t)old;
+	e->stack = stack;
+	ev_end(t);
+}
+
+HS_EXPORT void *malloc(size_t n)
+{
+	struct hs_thread *t;
+	void *p;
+
+	if (unlikely(!ensure_ready()))
+		return boot_alloc(n);
+	p = real.malloc(n);
+	if (unlikely((t = tracing_thread()) != NULL)) {
+		count(t, HS_FN_MALLOC, n);
+		if (p)
+			record_alloc(t, HS_FN_MALLOC, p, n, NULL);
+	}
+	return p;
+}
+
+HS_EXPORT void free(void *p)
+{
+	struct hs_thread *t;
+
+	if (unlikely(is_boot(p)))
+		return;
+	if (unlikely(!ensure_ready()))
+		return;
+	if (p && unlikely((t = tracing_thread()) != NULL)) {
+		count(t, HS_FN_FREE, 0);
+		/* before the real free: once freed, another thread may get the address */
+		record_free(t, HS_FN_FREE, p, hs_now());
+	}
+	real.free(p);
+}
+
+HS_EXPORT void *calloc(size_t n, size_t size)
+{
+	struct hs_thread *t;
+	void *p;
+
+	if (unlikely(!ensure_ready())) {
+		if (size && n > SIZE_MAX / size)
+			return NULL;
+		return boot_alloc(n * size); /* static memory is already zero */
+	}
+	p = real.calloc(n, size);
+	if (unlikely((t = tracing_thread()) != NULL)) {
+		count(t, HS_FN_CALLOC, (uint64_t)n * size);
+		if (p)
+			record_alloc(t, HS_FN_CALLOC, p, n * size, NULL);
+	}
+	return p;
+}
+
+/* A moved or freed old block is recorded as a free stamped before the call, then the new block. */
+static void *do_realloc(int fn, void *old, size_t n, size_t size)
+{
+	struct hs_thread *t;
+	uint64_t before = 0;
+	size_t bytes = n * size;
+	void *p;
+
+	if (unlikely(is_boot(old))) {
+		void *np = malloc(bytes);
+		if (np)
+			memcpy(np, old, bytes < (size_t)(boot_buf + sizeof(boot_buf) - (char *)old) ?
+				   bytes : (size_t)(boot_buf + sizeof(boot_buf) - (char *)old));
+		return np;
+	}
+	t = tracing_thread();
+	if (t && old)
+		before = hs_now();
+	if (fn == HS_FN_REALLOCARRAY)
+		p = real.reallocarray ? real.reallocarray(old, n, size) : NULL;
+	else
+		p = real.realloc(old, bytes);
+	if (unlikely(t != NULL)) {
+		count(t, fn, bytes);
+		if (old && (p || bytes == 0))
+			record_free(t, fn, old, before);
+		if (p)
+			record_alloc(t, fn, p, bytes, old);
+	}
+	return p;
+}
+
+HS_EXPORT void *realloc(void *old, size_t n)
+{
+	if (unlikely(!ensure_ready()))
+		return boot_alloc(n);
+	return do_realloc(HS_FN_REALLOC, old, n, 1);
+}
+
+HS_EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+	if (unlikely(!ensure_ready()))
+		return NULL;
+	if (size && n > SIZE_MAX / size) {
+		struct hs_thread *t = tracing_thread();
+		if (t)
+			count(t, HS_FN_REALLOCARRAY, 0);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return do_realloc(HS_FN_REALLOCARRAY, old, n, size);
+}
+
+static void *traced_aligned(int fn, void *p, size_t n)
+{
+	struct hs_thread *t = tracing_thread();
+
+	if (unlikely(t != NULL)) {
+		count(t, fn, n);
+		if (p)
+			record_alloc(t, fn, p, n, NULL);
+	}
+	return p;
+}
+
+HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	int rc;
+
+	if (unlikely(!ensure_ready()))
+		return ENOMEM;
+	rc = real.posix_memalign(out, align, n);
+	traced_aligned(HS_FN_POSIX_MEMALIGN, rc == 0 ? *out : NULL, n);
+	return rc;
+}
+
+HS_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (unlikely(!ensure_ready()))
+		return NULL;
+	return traced_aligned(HS_FN_ALIGNED_ALLOC, real.aligned_alloc(align, n), n);
+}
+
+HS_EXPORT void *memalign(size_t align, size_t n)
+{
+	if (unlikely(!ensure_ready()))
+		return NULL;
+	return traced_aligned(HS_FN_MEMALIGN, real.memalign(align, n), n);
+}
+
+HS_EXPORT void *valloc(size_t n)
+{
+	if (unlikely(!ensure_ready()))
+		return NULL;
+	return traced_aligned(HS_FN_VALLOC, real.valloc(n), n);
+}
+
+HS_EXPORT void *pvalloc(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (unlikely(!ensure_ready()))
+		return NULL;
+	/* pvalloc rounds the request up to whole pages: that is what the program gets */
+	return traced_aligned(HS_FN_PVALLOC, real.pvalloc(n), n ? (n + page - 1) & ~(page - 1) : page);
+}
+
+HS_EXPORT size_t malloc_usable_size(void *p)
+{
+	struct hs_thread *t;
+
+	if (unlikely(is_boot(p)))
+		return 0;
+	if (unlikely(!ensure_ready()) || !real.malloc_usable_size)
+		return 0;
+	if ((t = tracing_thread()) != NULL)
+		count(t, HS_FN_MALLOC_USABLE_SIZE, 0);
+	return real.malloc_usable_size(p);
+}
+
+/* mappings and the program break: recorded when the program (not the tracer) asks */
+
+static struct hs_thread *mapping_thread(void)
+{
+	struct hs_thread *t = tracing_thread();
+	return t && t->depth == 0 ? t : NULL;
+}
+
+static void record_map(struct hs_thread *t, int type, int fn, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+		       int with_stack)
+{
+	uint32_t stack = 0;
+	struct hs_ev *e;
+
+	if (with_stack) {
+		t->depth++;
+		stack = hs_stack_capture(t);
+		t->depth--;
+	}
+	e = ev_begin(t);
+	if (!e)
+		return;
+	e->ts = hs_now();
+	e->type = (uint16_t)type;
+	e->fn = (uint16_t)fn;
+	e->tid = t->tid;
+	e->a = a;
+	e->b = b;
+	e->c = c;
+	e->d = d;
+	e->stack = stack;
+	ev_end(t);
+}
+
+HS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct hs_thread *t;
+	void *p;
+
+	if (unlikely(!real.mmap))
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	p = real.mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED && (t = mapping_thread()) != NULL) {
+		count(t, HS_FN_MMAP, len);
+		record_map(t, HS_EV_MMAP, HS_FN_MMAP, (uintptr_t)p, len,
+			   ((uint64_t)(uint32_t)prot << 32) | (uint32_t)flags, 0, 1);
+	}
+	return p;
+}
+
+HS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+HS_EXPORT int munmap(void *addr, size_t len)
+{
+	struct hs_thread *t;
+
+	if (unlikely(!real.munmap))
+		return (int)syscall(SYS_munmap, addr, len);
+	if ((t = mapping_thread()) != NULL) {
+		count(t, HS_FN_MUNMAP, len);
+		record_map(t, HS_EV_MUNMAP, HS_FN_MUNMAP, (uintptr_t)addr, len, 0, 0, 0);
+	}
+	return real.munmap(addr, len);
+}
+
+HS_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	struct hs_thread *t;
+	void *target = NULL, *p;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		target = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (unlikely(!real.mremap))
+		return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, target);
+	p = real.mremap(old, old_len, new_len, flags, target);
+	if (p != MAP_FAILED && (t = mapping_thread()) != NULL) {
+		count(t, HS_FN_MREMAP, new_len);
+		record_map(t, HS_EV_MREMAP, HS_FN_MREMAP, (uintptr_t)old, old_len, (uintptr_t)p, new_len, 1);
+	}
+	return p;
+}
+
+HS_EXPORT int brk(void *addr)
+{
+	struct hs_thread *t;
+	void *before;
+	int rc;
+
+	if (!ensure_ready() || !real.brk || !real.sbrk)
+		return -1;
+	before = real.sbrk(0);
+	rc = real.brk(addr);
+	if (rc == 0 && (t = mapping_thread()) != NULL) {
+		count(t, HS_FN_BRK, 0);
+		record_map(t, HS_EV_BRK, HS_FN_BRK, (uintptr_t)before, (uintptr_t)addr, 0, 0, 1);
+	}
+	return rc;
+}
+
+HS_EXPORT void *sbrk(intptr_t inc)
+{
+	struct hs_thread *t;
+	void *p;
+
+	if (!ensure_ready() || !real.sbrk)
+		return (void *)-1;
+	p = real.sbrk(inc);
+	if (p != (void *)-1 && inc && (t = mapping_thread()) != NULL) {
+		count(t, HS_FN_SBRK, inc > 0 ? (uint64_t)inc : 0);
+		record_map(t, HS_EV_BRK, HS_FN_SBRK, (uintptr_t)p, (uintptr_t)p + (uintptr_t)inc, 0, 0, 1);
+	}
+	return p;
+}
+
+/* exec and _exit: the rings would be lost with the process image */
+
+extern char **environ;
+
+/*
+ * With --follow-exec the new image must load us again even when the program
+ * passes an environment of its own; it also learns it is not the root.
+ */
+static char **child_env(char *const envp[], char **buf, size_t cap, char *preload, size_t plen)
+{
+	static const char *const vars[] = { "HEAPSCOPE_OUTPUT", "HEAPSCOPE_SAMPLE", "HEAPSCOPE_FOLLOW_FORK",
+					    "HEAPSCOPE_FOLLOW_EXEC" };
+	size_t n = 0;
+	const char *self = hs_self_path();
+	const char *old_preload = NULL;
+	int has[4] = { 0 };
+
+	for (size_t i = 0; envp && envp[i] && n < cap - 8; i++) {
+		if (!strncmp(envp[i], "HEAPSCOPE_CHILD=", 16))
+			continue;
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11)) {
+			old_preload = envp[i] + 11;
+			continue;
+		}
+		for (int k = 0; k < 4; k++) {
+			size_t l = strlen(vars[k]);
+			has[k] |= !strncmp(envp[i], vars[k], l) && envp[i][l] == '=';
+		}
+		buf[n++] = envp[i];
+	}
+	for (int k = 0; k < 4; k++) {
+		/* getenv returns the value inside the NAME=value string of environ */
+		char *v = has[k] ? NULL : getenv(vars[k]);
+		if (v)
+			buf[n++] = v - strlen(vars[k]) - 1;
+	}
+	if (old_preload && strstr(old_preload, self))
+		snprintf(preload, plen, "LD_PRELOAD=%s", old_preload);
+	else
+		snprintf(preload, plen, "LD_PRELOAD=%s%s%s", self, old_preload ? ":" : "",
+			 old_preload ? old_preload : "");
+	buf[n++] = preload;
+	buf[n++] = "HEAPSCOPE_CHILD=1";
+	buf[n] = NULL;
+	return buf;
+}
+
+#define WITH_CHILD_ENV(envp, call)                                                     \
+	do {                                                                           \
+		char *_buf[4096];                                                      \
+		char _pre[8192];                                                       \
+		hs_flush_before_exit(0);                                               \
+		if (hs_g.cfg.follow_exec && atomic_load(&hs_g.state) == HS_ACTIVE)     \
+			envp = child_env(envp, _buf, 4096, _pre, sizeof(_pre));        \
+		return call;                                                           \
+	} while (0)
+
+HS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (!ensure_ready() || !real.execve)
+		return (int)syscall(SYS_execve, path, argv, envp);
+	WITH_CHILD_ENV(envp, real.execve(path, argv, envp));
+}
+
+HS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (!ensure_ready() || !real.execvpe)
+		return -1;
+	WITH_CHILD_ENV(envp, real.execvpe(file, argv, envp));
+}
+
+HS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (!ensure_ready() || !real.fexecve)
+		return -1;
+	WITH_CHILD_ENV(envp, real.fexecve(fd, argv, envp));
+}
+
+HS_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+HS_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+#define COLLECT_ARGS(first, argv, last_is_env, envp)                 \
+	do {                                                         \
+		va_list ap;                                          \
+		size_t n = 1;                                        \
+		va_start(ap, first);                                 \
+		while (va_arg(ap, char *))                           \
+			n++;                                         \
+		va_end(ap);                                          \
+		argv = __builtin_alloca((n + 1) * sizeof(char *));   \
+		argv[0] = (char *)first;                             \
+		va_start(ap, first);                                 \
+		for (size_t i = 1; i <= n; i++)                      \
+			argv[i] = va_arg(ap, char *);                \
+		if (last_is_env)                                     \
+			envp = va_arg(ap, char **);                  \
+		va_end(ap);                                          \
+	} while (0)
+
+HS_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = environ;
+	COLLECT_ARGS(arg, argv, 0, envp);
+	return execve(path, argv, envp);
+}
+
+HS_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char **argv, **envp = environ;
+	COLLECT_ARGS(arg, argv, 0, envp);
+	return execvpe(file, argv, envp);
+}
+
+HS_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = environ;
+	COLLECT_ARGS(arg, argv, 1, envp);
+	return execve(path, argv, envp);
+}
+
+HS_EXPORT void _exit(int status)
+{
+	hs_flush_before_exit(1);
+	if (real._exit)
+		real._exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+HS_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}

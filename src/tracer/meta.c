@@ -1,0 +1,88 @@
+/* meta.c - buffer of records that are not thread events: stacks, modules, rss, markers */
+#include <pthread.h>
+#include <string.h>
+
+#include "tracer.h"
+
+/*
+ * Grows by doubling into fresh mappings. Split points every ~1 MiB let the
+ * writer cut it into chunks at record boundaries without parsing it.
+ */
+#define HS_META_SPLIT (1u << 20)
+#define HS_META_MAX_SPLITS 8192
+
+static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *buf;
+static size_t len, cap, taken;
+static size_t splits[HS_META_MAX_SPLITS];
+static size_t nsplits, split_pos;
+
+int hs_meta_init(void)
+{
+	cap = 1u << 20;
+	buf = hs_map(cap);
+	return buf ? 0 : -1;
+}
+
+void hs_meta_append(const uint8_t *rec, size_t n)
+{
+	pthread_mutex_lock(&meta_lock);
+	if (len + n > cap) {
+		size_t ncap = cap * 2;
+		uint8_t *nb;
+		while (len + n > ncap)
+			ncap *= 2;
+		nb = hs_map(ncap);
+		if (!nb) {
+			pthread_mutex_unlock(&meta_lock);
+			hs_disable("out of memory for the record buffer");
+			return;
+		}
+		memcpy(nb, buf, len);
+		hs_unmap(buf, cap);
+		buf = nb;
+		cap = ncap;
+	}
+	if (len - split_pos + n > HS_META_SPLIT && len > split_pos && nsplits < HS_META_MAX_SPLITS) {
+		splits[nsplits++] = len;
+		split_pos = len;
+	}
+	memcpy(buf + len, rec, n);
+	len += n;
+	pthread_mutex_unlock(&meta_lock);
+}
+
+/* Copies whole records (up to the next split point that fits) into dst; *more tells if some remain. */
+size_t hs_meta_take(uint8_t *dst, size_t room, int *more)
+{
+	size_t end, n = 0;
+	size_t i;
+
+	pthread_mutex_lock(&meta_lock);
+	end = len;
+	for (i = 0; i < nsplits; i++) {
+		if (splits[i] > taken) {
+			end = splits[i];
+			break;
+		}
+	}
+	if (end - taken <= room) {
+		n = end - taken;
+		memcpy(dst, buf + taken, n);
+		taken = end;
+	}
+	*more = taken < len;
+	if (taken == len) {
+		len = taken = split_pos = 0;
+		nsplits = 0;
+	}
+	pthread_mutex_unlock(&meta_lock);
+	return n;
+}
+
+void hs_meta_reset(void)
+{
+	pthread_mutex_init(&meta_lock, NULL);
+	len = taken = split_pos = 0;
+	nsplits = 0;
+}

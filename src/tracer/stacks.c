@@ -1,0 +1,149 @@
+/* stacks.c - backtrace capture and deduplication into a trie of (parent, return address) nodes */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "../common/varint.h"
+#include "tracer.h"
+
+/*
+ * A stack id names a trie node; its record (id, parent, address) is written
+ * once, so a new backtrace costs only the frames not seen before. Threads
+ * keep a direct-mapped cache from a hash of the whole backtrace to its id,
+ * so the shared table (and its lock) is touched only on a miss.
+ */
+struct node {
+	uint64_t ip;
+	uint32_t parent;
+	uint32_t id;
+};
+
+static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct node *table;
+static size_t table_cap, table_used;
+static uint32_t next_id = 1;
+
+static inline uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+int hs_stacks_init(void)
+{
+	table_cap = 1u << 16;
+	table = hs_map(table_cap * sizeof(*table));
+	if (!table)
+		return -1;
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	return 0;
+}
+
+void hs_stacks_reset(void)
+{
+	pthread_mutex_init(&stack_lock, NULL);
+	memset(table, 0, table_cap * sizeof(*table));
+	table_used = 0;
+	next_id = 1;
+}
+
+static int grow(void)
+{
+	size_t ncap = table_cap * 2;
+	struct node *nt = hs_map(ncap * sizeof(*nt));
+
+	if (!nt)
+		return -1;
+	for (size_t i = 0; i < table_cap; i++) {
+		struct node *o = &table[i];
+		if (!o->id)
+			continue;
+		size_t j = mix(o->ip ^ ((uint64_t)o->parent << 40)) & (ncap - 1);
+		while (nt[j].id)
+			j = (j + 1) & (ncap - 1);
+		nt[j] = *o;
+	}
+	hs_unmap(table, table_cap * sizeof(*table));
+	table = nt;
+	table_cap = ncap;
+	return 0;
+}
+
+static uint32_t node_get(uint32_t parent, uint64_t ip)
+{
+	size_t j;
+	uint8_t rec[1 + 3 * HS_VARINT_MAX], *p;
+
+	if ((table_used + 1) * 2 > table_cap && grow() < 0)
+		return 0;
+	j = mix(ip ^ ((uint64_t)parent << 40)) & (table_cap - 1);
+	while (table[j].id) {
+		if (table[j].ip == ip && table[j].parent == parent)
+			return table[j].id;
+		j = (j + 1) & (table_cap - 1);
+	}
+	if (!hs_modules_contains(ip))
+		hs_modules_scan();
+	table[j].ip = ip;
+	table[j].parent = parent;
+	table[j].id = next_id++;
+	table_used++;
+	p = rec;
+	*p++ = HS_REC_STACK;
+	p = hs_varint_put(p, table[j].id);
+	p = hs_varint_put(p, parent);
+	p = hs_varint_put(p, ip);
+	hs_meta_append(rec, (size_t)(p - rec));
+	return table[j].id;
+}
+
+uint32_t hs_stack_capture(struct hs_thread *t)
+{
+	void *raw[HS_MAX_FRAMES + 16];
+	int n, skip = 0;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	struct hs_stack_slot *slot;
+	uint32_t id = 0;
+
+	n = unw_backtrace(raw, HS_MAX_FRAMES + 16);
+	while (skip < n && (uintptr_t)raw[skip] >= hs_g.self_lo && (uintptr_t)raw[skip] < hs_g.self_hi)
+		skip++;
+	if (n - skip > HS_MAX_FRAMES)
+		n = skip + HS_MAX_FRAMES;
+	if (n <= skip)
+		return 0;
+	for (int i = skip; i < n; i++)
+		h = mix(h ^ (uint64_t)(uintptr_t)raw[i]) + (uint64_t)i;
+	h |= 1;
+	slot = &t->cache[h & (HS_STACK_CACHE - 1)];
+	if (slot->hash == h)
+		return slot->id;
+	/* a signal handler nested in a table update of this thread cannot take the lock */
+	if (t->in_stack_lock)
+		return 0;
+	t->in_stack_lock = 1;
+	t->internal++;
+	pthread_mutex_lock(&stack_lock);
+	for (int i = n - 1; i >= skip; i--) {
+		id = node_get(id, (uint64_t)(uintptr_t)raw[i]);
+		if (!id)
+			break;
+	}
+	pthread_mutex_unlock(&stack_lock);
+	t->internal--;
+	t->in_stack_lock = 0;
+	if (id) {
+		slot->hash = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		slot->id = id;
+		atomic_signal_fence(memory_order_seq_cst);
+		slot->hash = h;
+	}
+	return id;
+}

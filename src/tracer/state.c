@@ -1,0 +1,397 @@
+/* state.c - start-up, configuration, per-thread state, fork, exit and the public control API */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../include/heapscope/heapscope.h"
+#include "../common/varint.h"
+#include "tracer.h"
+
+struct hs_global hs_g = {
+	.threads_lock = PTHREAD_MUTEX_INITIALIZER,
+	.writer_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static __thread struct hs_thread *tls_thread __attribute__((tls_model("initial-exec")));
+static __thread int tls_gone __attribute__((tls_model("initial-exec")));
+static pthread_key_t thread_key;
+static uint64_t mono_base;
+static int ctor_done, once_done;
+static char self_path[4096];
+
+uint64_t hs_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - mono_base;
+}
+
+void hs_disable(const char *why)
+{
+	int expected = HS_ACTIVE;
+	if (atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INERT))
+		hs_log(why, NULL);
+}
+
+static void thread_dtor(void *arg)
+{
+	struct hs_thread *t = arg;
+
+	/* come back in the next round: other destructors may still allocate */
+	if (++t->dtor_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1) {
+		pthread_setspecific(thread_key, t);
+		return;
+	}
+	tls_thread = NULL;
+	tls_gone = 1;
+	atomic_store(&t->dead, 1);
+}
+
+static struct hs_thread *thread_new(void)
+{
+	struct hs_thread *t = hs_map(sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->tid = (uint32_t)hs_gettid();
+	t->rng = ((uint64_t)t->tid << 32) ^ (uint64_t)(uintptr_t)t ^ 0x2545f4914f6cdd1dull;
+	t->sample_left = 0;
+	pthread_mutex_lock(&hs_g.threads_lock);
+	t->next = hs_g.threads;
+	hs_g.threads = t;
+	pthread_mutex_unlock(&hs_g.threads_lock);
+	return t;
+}
+
+struct hs_thread *hs_thread_get(void)
+{
+	struct hs_thread *t = tls_thread;
+
+	if (t)
+		return t;
+	t = thread_new();
+	if (!t)
+		return NULL;
+	tls_thread = t;
+	if (!tls_gone) {
+		t->internal++;
+		pthread_setspecific(thread_key, t);
+		t->internal--;
+	}
+	return t;
+}
+
+static uint64_t parse_size(const char *s)
+{
+	uint64_t v = 0;
+
+	if (!s)
+		return 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	switch (*s) {
+	case 'k': case 'K': v <<= 10; break;
+	case 'm': case 'M': v <<= 20; break;
+	case 'g': case 'G': v <<= 30; break;
+	default: break;
+	}
+	return v;
+}
+
+static int env_true(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0;
+}
+
+/* Removes our library from LD_PRELOAD in place, so exec'd programs run untraced. */
+static void strip_preload(void)
+{
+	char *v = getenv("LD_PRELOAD");
+	char *r, *w;
+
+	if (!v || !self_path[0])
+		return;
+	for (r = w = v; *r;) {
+		size_t n = strcspn(r, ": ");
+		const char *base = r;
+		for (size_t i = 0; i < n; i++)
+			if (r[i] == '/')
+				base = r + i + 1;
+		int ours = (n == strlen(self_path) && !strncmp(r, self_path, n)) ||
+			   ((size_t)(r + n - base) == strlen("libheapscope.so") && !strncmp(base, "libheapscope.so", 15));
+		if (!ours) {
+			if (w != v)
+				*w++ = ':';
+			memmove(w, r, n);
+			w += n;
+		}
+		r += n;
+		while (*r == ':' || *r == ' ')
+			r++;
+	}
+	*w = 0;
+	if (!*v)
+		unsetenv("LD_PRELOAD");
+}
+
+static void find_self(void)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+
+	if (dladdr1((void *)&find_self, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
+		const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)info.dli_fbase;
+		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+		hs_g.self_lo = UINTPTR_MAX;
+		for (int i = 0; i < eh->e_phnum; i++) {
+			if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+				continue;
+			uintptr_t lo = lm->l_addr + ph[i].p_vaddr;
+			if (lo < hs_g.self_lo)
+				hs_g.self_lo = lo;
+			if (lo + ph[i].p_memsz > hs_g.self_hi)
+				hs_g.self_hi = lo + ph[i].p_memsz;
+		}
+		if (info.dli_fname && strlen(info.dli_fname) < sizeof(self_path))
+			strcpy(self_path, info.dli_fname);
+	}
+}
+
+const char *hs_self_path(void) { return self_path; }
+
+static void fork_child(void);
+static int writer_start(void);
+
+/* Work done once per process image, whether or not tracing starts. */
+static void init_once(void)
+{
+	struct timespec ts;
+
+	if (once_done)
+		return;
+	once_done = 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	mono_base = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	find_self();
+	pthread_key_create(&thread_key, thread_dtor);
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+static int start(const char *path)
+{
+	struct hs_thread *t;
+
+	if (strlen(path) >= sizeof(hs_g.cfg.output)) {
+		hs_log("output path too long: ", path);
+		return -1;
+	}
+	strcpy(hs_g.cfg.output, path);
+	hs_g.pid = getpid();
+	if (hs_meta_init() < 0 || hs_stacks_init() < 0 || hs_modules_init() < 0) {
+		hs_log("out of memory at start-up; tracing disabled", NULL);
+		return -1;
+	}
+	if (hs_writer_open() < 0)
+		return -1;
+	t = hs_thread_get();
+	if (t)
+		t->internal++;
+	hs_modules_scan();
+	if (t)
+		t->internal--;
+	atomic_store(&hs_g.state, HS_ACTIVE);
+	if (ctor_done && writer_start() < 0) {
+		hs_log("cannot start the writer thread; tracing disabled", NULL);
+		atomic_store(&hs_g.state, HS_INERT);
+		return -1;
+	}
+	return 0;
+}
+
+/* First call into any hook, or our constructor, whichever comes first. */
+void hs_init(void)
+{
+	int expected = HS_UNINIT;
+	const char *out;
+
+	if (!atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INITIALIZING))
+		return;
+	init_once();
+	out = getenv("HEAPSCOPE_OUTPUT");
+	hs_g.cfg.sample_bytes = parse_size(getenv("HEAPSCOPE_SAMPLE"));
+	hs_g.cfg.follow_fork = env_true("HEAPSCOPE_FOLLOW_FORK");
+	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
+	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
+	if (!hs_g.cfg.follow_exec) {
+		strip_preload();
+		unsetenv("HEAPSCOPE_OUTPUT");
+		unsetenv("HEAPSCOPE_SAMPLE");
+		unsetenv("HEAPSCOPE_FOLLOW_FORK");
+		unsetenv("HEAPSCOPE_CHILD");
+	}
+	if (!out || !*out || start(out) < 0)
+		atomic_store(&hs_g.state, HS_INERT);
+}
+
+/* pthread_create allocates (the new thread's TLS): that is ours, not the program's */
+static int writer_start(void)
+{
+	struct hs_thread *t = hs_thread_get();
+	int rc;
+
+	if (t)
+		t->internal++;
+	rc = hs_writer_start();
+	if (t)
+		t->internal--;
+	return rc;
+}
+
+void hs_ensure_writer(void)
+{
+	if (ctor_done && !hs_g.writer_running && !hs_g.after_fini && atomic_load(&hs_g.state) == HS_ACTIVE)
+		writer_start();
+}
+
+__attribute__((constructor)) static void hs_ctor(void)
+{
+	ctor_done = 1;
+	hs_init();
+	hs_ensure_writer();
+}
+
+__attribute__((destructor)) static void hs_dtor(void)
+{
+	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
+		return;
+	hs_writer_stop();
+	hs_writer_finish(1);
+	hs_g.after_fini = 1;
+}
+
+static void fork_child(void)
+{
+	struct hs_thread *self = tls_thread;
+
+	if (atomic_load(&hs_g.state) != HS_ACTIVE)
+		return;
+	hs_writer_after_fork_child();
+	/* the other threads do not exist in the child; their rings belong to the parent */
+	pthread_mutex_init(&hs_g.threads_lock, NULL);
+	for (struct hs_thread *t = hs_g.threads, *n; t; t = n) {
+		n = t->next;
+		if (t != self)
+			hs_unmap(t, sizeof(*t));
+	}
+	hs_g.threads = self;
+	if (!hs_g.cfg.follow_fork) {
+		atomic_store(&hs_g.state, HS_INERT);
+		return;
+	}
+	hs_g.pid = getpid();
+	hs_g.cfg.is_child = 1;
+	hs_meta_reset();
+	hs_stacks_reset();
+	hs_modules_reset();
+	for (int i = 0; i < HS_FN_COUNT; i++) {
+		atomic_store(&hs_g.folded_calls[i], 0);
+		atomic_store(&hs_g.folded_bytes[i], 0);
+	}
+	if (self) {
+		self->next = NULL;
+		self->tid = (uint32_t)hs_gettid();
+		atomic_store(&self->head, 0);
+		atomic_store(&self->tail, 0);
+		self->reserve = 0;
+		memset(self->cache, 0, sizeof(self->cache));
+		for (int i = 0; i < HS_FN_COUNT; i++) {
+			atomic_store(&self->calls[i], 0);
+			atomic_store(&self->bytes[i], 0);
+		}
+	}
+	if (hs_writer_open() < 0) {
+		atomic_store(&hs_g.state, HS_INERT);
+		return;
+	}
+	if (self)
+		self->internal++;
+	hs_modules_scan();
+	if (self)
+		self->internal--;
+	writer_start();
+}
+
+/* Flushes everything before the process image goes away (exec, _exit). */
+void hs_flush_before_exit(int clean)
+{
+	struct hs_thread *t = tls_thread;
+
+	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
+		return;
+	if (t)
+		t->internal++;
+	hs_writer_finish(clean);
+	if (t)
+		t->internal--;
+}
+
+/* public API, include/heapscope/heapscope.h */
+
+__attribute__((visibility("default"))) int hs_trace_if_requested(void)
+{
+	hs_init();
+	return atomic_load(&hs_g.state) == HS_ACTIVE;
+}
+
+__attribute__((visibility("default"))) int hs_start(const char *path)
+{
+	int expected = HS_INERT;
+
+	hs_init();
+	if (atomic_load(&hs_g.state) == HS_ACTIVE)
+		return 0;
+	if (!path || !atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INITIALIZING))
+		return -1;
+	hs_g.after_fini = 0;
+	if (start(path) < 0) {
+		atomic_store(&hs_g.state, HS_INERT);
+		return -1;
+	}
+	return 0;
+}
+
+__attribute__((visibility("default"))) int hs_stop(void)
+{
+	if (atomic_load(&hs_g.state) != HS_ACTIVE)
+		return -1;
+	hs_writer_stop();
+	hs_flush_before_exit(1);
+	atomic_store(&hs_g.state, HS_INERT);
+	return 0;
+}
+
+__attribute__((visibility("default"))) int hs_marker(const char *label)
+{
+	uint8_t rec[1 + 3 * HS_VARINT_MAX + 256], *p = rec;
+	size_t n = label ? strlen(label) : 0;
+
+	if (atomic_load(&hs_g.state) != HS_ACTIVE)
+		return -1;
+	if (n > 256)
+		n = 256;
+	*p++ = HS_REC_MARKER;
+	p = hs_varint_put(p, hs_now());
+	p = hs_varint_put(p, (uint64_t)hs_gettid());
+	p = hs_varint_put(p, n);
+	memcpy(p, label, n);
+	p += n;
+	hs_meta_append(rec, (size_t)(p - rec));
+	return 0;
+}

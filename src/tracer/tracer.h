@@ -1,0 +1,133 @@
+/* tracer.h - internal state shared by the parts of the preload library */
+#ifndef HS_TRACER_H
+#define HS_TRACER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../format/records.h"
+
+#define HS_MAX_FRAMES 128
+#define HS_RING_EVENTS (16u << 10)
+#define HS_STACK_CACHE 2048
+
+/* An event as the hooks leave it in their thread's ring; the writer encodes it. */
+enum hs_ev_type { HS_EV_ALLOC = 1, HS_EV_FREE, HS_EV_MMAP, HS_EV_MUNMAP, HS_EV_MREMAP, HS_EV_BRK };
+
+struct hs_ev {
+	uint64_t ts;
+	uint64_t a, b, c, d;
+	uint32_t stack;
+	uint32_t tid;
+	uint16_t type;
+	uint16_t fn;
+	uint32_t pad[3];
+};
+
+struct hs_stack_slot {
+	uint64_t hash;
+	uint32_t id;
+};
+
+/*
+ * Per-thread state. The owning thread is the only producer of its ring, the
+ * writer the only consumer: no lock on the hot path.
+ */
+struct hs_thread {
+	struct hs_thread *next;
+	uint32_t tid;
+	atomic_uint_fast64_t head;  /* published events, written by the owner */
+	atomic_uint_fast64_t tail;  /* consumed events, written by the writer */
+	uint64_t reserve;           /* owner only: slots handed out, may run ahead of head */
+	int depth;                  /* owner only: nesting of recording (signal handlers) */
+	int internal;               /* owner only: >0 while tracer code that may allocate runs */
+	int in_stack_lock;          /* owner only: holds the stack table lock */
+	int dtor_rounds;
+	atomic_int dead;
+	int64_t sample_left;
+	uint64_t rng;
+	_Atomic uint64_t calls[HS_FN_COUNT];
+	_Atomic uint64_t bytes[HS_FN_COUNT];
+	struct hs_stack_slot cache[HS_STACK_CACHE];
+	struct hs_ev ring[HS_RING_EVENTS];
+};
+
+enum hs_state { HS_UNINIT, HS_INITIALIZING, HS_ACTIVE, HS_INERT };
+
+struct hs_config {
+	char output[4096];
+	uint64_t sample_bytes;
+	int follow_fork;
+	int follow_exec;
+	int is_child;
+};
+
+struct hs_global {
+	_Atomic int state;
+	struct hs_config cfg;
+	pid_t pid;
+	uint64_t t0_ns;               /* CLOCK_MONOTONIC at start: events are relative to it */
+	uintptr_t self_lo, self_hi;   /* our own text, skipped in backtraces */
+	int after_fini;               /* our destructor ran: flush synchronously */
+
+	pthread_mutex_t threads_lock;
+	struct hs_thread *threads;
+	_Atomic uint64_t folded_calls[HS_FN_COUNT]; /* totals of threads already reclaimed */
+	_Atomic uint64_t folded_bytes[HS_FN_COUNT];
+
+	pthread_mutex_t writer_lock;
+	int writer_running;
+	pthread_t writer;
+	atomic_int writer_stop;
+	atomic_int wake;
+};
+
+extern struct hs_global hs_g;
+
+/* state.c */
+struct hs_thread *hs_thread_get(void);
+uint64_t hs_now(void);
+void hs_disable(const char *why);
+void hs_ensure_writer(void);
+
+/* stacks.c */
+int hs_stacks_init(void);
+uint32_t hs_stack_capture(struct hs_thread *t);
+void hs_stacks_reset(void);
+
+/* modules.c */
+int hs_modules_init(void);
+void hs_modules_scan(void);
+void hs_modules_poll(void);
+int hs_modules_contains(uintptr_t ip);
+void hs_modules_reset(void);
+
+/* meta.c: records that are not per-thread events (stacks, modules, rss, markers) */
+int hs_meta_init(void);
+void hs_meta_append(const uint8_t *rec, size_t len);
+size_t hs_meta_take(uint8_t *dst, size_t cap, int *more);
+void hs_meta_reset(void);
+
+/* writer.c */
+int hs_writer_open(void);
+int hs_writer_start(void);
+void hs_writer_stop(void);
+void hs_writer_flush(int force);
+void hs_writer_finish(int clean);
+void hs_writer_after_fork_child(void);
+void hs_writer_wake(void);
+
+/* sampling (hooks.c) */
+int hs_sampled_contains(uintptr_t p);
+
+/* util.c: no malloc, no stdio */
+void hs_log(const char *a, const char *b);
+void *hs_map(size_t len);
+void hs_unmap(void *p, size_t len);
+size_t hs_u64_to_str(char *out, uint64_t v);
+pid_t hs_gettid(void);
+
+#endif

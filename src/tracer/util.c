@@ -1,0 +1,59 @@
+/* util.c - helpers the tracer may call from any hook: raw syscalls, no malloc, no stdio */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+void hs_log(const char *a, const char *b)
+{
+	char buf[512];
+	size_t n = 0;
+	const char *parts[] = { "heapscope: ", a, b, "\n" };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		const char *s = parts[i];
+		while (s && *s && n < sizeof(buf) - 1)
+			buf[n++] = *s++;
+	}
+	if (n == sizeof(buf) - 1)
+		buf[n - 1] = '\n';
+	(void)!syscall(SYS_write, 2, buf, n);
+}
+
+/* syscall() rather than mmap(): our own mmap hook must not see the tracer's memory */
+void *hs_map(size_t len)
+{
+	long r = syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0 && r > -4096)
+		return NULL;
+	return (void *)r;
+}
+
+void hs_unmap(void *p, size_t len)
+{
+	if (p)
+		syscall(SYS_munmap, p, len);
+}
+
+size_t hs_u64_to_str(char *out, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	out[n] = 0;
+	return n;
+}
+
+pid_t hs_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}

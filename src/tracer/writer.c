@@ -1,0 +1,582 @@
+/* writer.c - the writer thread: merges thread rings in time order, encodes, compresses, appends chunks */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/varint.h"
+#include "../format/encoder.h"
+#include "tracer.h"
+
+#define HS_CHUNK_TARGET (1u << 20)          /* raw bytes that make a chunk worth compressing */
+#define HS_FLUSH_NS (100ull * 1000 * 1000)  /* a partial chunk is written at least this often */
+#define HS_TICK_NS (10ull * 1000 * 1000)    /* rss sampling period */
+#define HS_HOLD_NS (500ull * 1000)          /* events younger than this may still be overtaken */
+#define HS_EVENT_MAX 64                     /* bytes one encoded event can take */
+
+static struct hs_encoder *enc;
+static uint8_t *raw;
+static size_t raw_len;
+static uint64_t raw_since;      /* time of the oldest unwritten byte in raw */
+static int fd = -1, statm_fd = -1;
+static dev_t file_dev;
+static ino_t file_ino;
+static dev_t statm_dev;
+static ino_t statm_ino;
+static char file_path[4096];
+static int chunks_since_totals;
+
+/* delta state of the chunk being built */
+static uint64_t c_ts, c_ptr;
+static uint32_t c_tid;
+
+static void chunk_reset(void)
+{
+	raw_len = 0;
+	c_ts = 0;
+	c_ptr = 0;
+	c_tid = UINT32_MAX;
+}
+
+/* Programs close every descriptor or reuse numbers: keep ours high and check it is still ours. */
+static int move_high(int f)
+{
+	struct rlimit rl;
+	int lo = 900, h;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 1024 && rl.rlim_cur != RLIM_INFINITY)
+		lo = (int)(rl.rlim_cur > 4096 ? 4000 : rl.rlim_cur - 100);
+	h = fcntl(f, F_DUPFD_CLOEXEC, lo);
+	if (h < 0)
+		return f;
+	syscall(SYS_close, f);
+	return h;
+}
+
+static int ensure_fd(void)
+{
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino)
+		return 0;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, file_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	fd = move_high(fd);
+	return 0;
+}
+
+static int write_all(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	if (ensure_fd() < 0)
+		return -1;
+	while (n) {
+		ssize_t w = syscall(SYS_write, fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void write_chunk(void)
+{
+	const void *c;
+	size_t n;
+
+	if (!raw_len)
+		return;
+	if (hs_encoder_chunk(enc, raw, raw_len, &c, &n) < 0 || write_all(c, n) < 0)
+		hs_disable("cannot write the trace file; tracing stopped");
+	chunk_reset();
+	chunks_since_totals++;
+}
+
+static void expand_path(char *out, size_t cap, const char *tmpl, pid_t pid)
+{
+	char exe[4096], num[24];
+	long n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *base = exe, *s;
+	size_t o = 0;
+
+	exe[n > 0 ? n : 0] = 0;
+	for (s = exe; *s; s++)
+		if (*s == '/')
+			base = s + 1;
+	hs_u64_to_str(num, (uint64_t)pid);
+	for (s = tmpl; *s && o < cap - 1; s++) {
+		const char *ins = NULL;
+		if (s[0] == '%' && s[1] == 'p')
+			ins = num;
+		else if (s[0] == '%' && s[1] == 'e')
+			ins = base;
+		if (ins) {
+			while (*ins && o < cap - 1)
+				out[o++] = *ins++;
+			s++;
+		} else {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+}
+
+static void append(char *dst, size_t cap, const char *a, const char *b)
+{
+	size_t n = strlen(dst);
+	while (*a && n < cap - 1)
+		dst[n++] = *a++;
+	while (b && *b && n < cap - 1)
+		dst[n++] = *b++;
+	dst[n] = 0;
+}
+
+static void emit_process(void)
+{
+	static uint8_t rec[65536];
+	char buf[32768], exe[4096];
+	uint8_t *p = rec;
+	long n;
+	int cfd, argc = 0;
+
+	n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	cfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	n = cfd >= 0 ? syscall(SYS_read, cfd, buf, sizeof(buf)) : 0;
+	if (cfd >= 0)
+		syscall(SYS_close, cfd);
+	if (n < 0)
+		n = 0;
+	*p++ = HS_REC_PROCESS;
+	p = hs_varint_put(p, (uint64_t)hs_g.pid);
+	p = hs_varint_put(p, (uint64_t)getppid());
+	p = hs_varint_put(p, strlen(exe));
+	memcpy(p, exe, strlen(exe));
+	p += strlen(exe);
+	for (long i = 0; i < n; i++)
+		argc += buf[i] == 0;
+	p = hs_varint_put(p, (uint64_t)argc);
+	for (long i = 0; i < n;) {
+		size_t l = strlen(buf + i);
+		p = hs_varint_put(p, l);
+		memcpy(p, buf + i, l);
+		p += l;
+		i += (long)l + 1;
+	}
+	hs_meta_append(rec, (size_t)(p - rec));
+}
+
+int hs_writer_open(void)
+{
+	uint8_t hdr[HS_FILE_HEADER_SIZE];
+	struct timespec rt;
+	struct stat st;
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_TRUNC;
+
+	expand_path(file_path, sizeof(file_path), hs_g.cfg.output, hs_g.pid);
+	if (hs_g.cfg.is_child) {
+		/* children never overwrite the root's trace, nor an earlier image of the same pid */
+		char base[4096], num[24];
+		memcpy(base, file_path, sizeof(base));
+		if (!strstr(hs_g.cfg.output, "%p")) {
+			hs_u64_to_str(num, (uint64_t)hs_g.pid);
+			append(base, sizeof(base), ".", num);
+		}
+		memcpy(file_path, base, sizeof(base));
+		flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL;
+		for (unsigned k = 1; k < 1000; k++) {
+			fd = (int)syscall(SYS_openat, AT_FDCWD, file_path, flags, 0644);
+			if (fd >= 0 || errno != EEXIST)
+				break;
+			memcpy(file_path, base, sizeof(base));
+			hs_u64_to_str(num, k);
+			append(file_path, sizeof(file_path), ".", num);
+		}
+	} else {
+		fd = (int)syscall(SYS_openat, AT_FDCWD, file_path, flags, 0644);
+	}
+	if (fd < 0) {
+		hs_log("cannot create the trace file ", file_path);
+		return -1;
+	}
+	fd = move_high(fd);
+	if (fstat(fd, &st) == 0) {
+		file_dev = st.st_dev;
+		file_ino = st.st_ino;
+	}
+	/* an absolute path survives a chdir should we have to reopen */
+	if (file_path[0] != '/') {
+		char cwd[4096];
+		if (syscall(SYS_getcwd, cwd, sizeof(cwd)) > 0) {
+			char rel[4096];
+			memcpy(rel, file_path, sizeof(rel));
+			file_path[0] = 0;
+			append(file_path, sizeof(file_path), cwd, "/");
+			append(file_path, sizeof(file_path), rel, NULL);
+		}
+	}
+	if (!enc && hs_encoder_new(&enc) < 0)
+		return -1;
+	if (!raw && !(raw = hs_map(HS_CHUNK_MAX_RAW)))
+		return -1;
+	chunk_reset();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	hs_header_encode(hdr, hs_g.cfg.sample_bytes ? HS_FLAG_SAMPLED : 0, hs_g.cfg.sample_bytes,
+			 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, (uint32_t)hs_g.pid);
+	if (write_all(hdr, sizeof(hdr)) < 0)
+		return -1;
+	emit_process();
+	return 0;
+}
+
+static void emit_rss(void)
+{
+	char buf[128];
+	ssize_t n;
+	uint64_t pages = 0;
+	uint8_t rec[1 + 2 * HS_VARINT_MAX], *p = rec;
+	const char *s;
+	struct stat st;
+
+	if (statm_fd < 0) {
+		statm_fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/statm", O_RDONLY | O_CLOEXEC);
+		if (statm_fd < 0)
+			return;
+		statm_fd = move_high(statm_fd);
+		if (fstat(statm_fd, &st) == 0) {
+			statm_dev = st.st_dev;
+			statm_ino = st.st_ino;
+		}
+	}
+	n = pread(statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		syscall(SYS_close, statm_fd);
+		statm_fd = -1;
+		return;
+	}
+	buf[n] = 0;
+	for (s = buf; *s && *s != ' '; s++)
+		;
+	for (s += *s == ' '; *s >= '0' && *s <= '9'; s++)
+		pages = pages * 10 + (uint64_t)(*s - '0');
+	*p++ = HS_REC_RSS;
+	p = hs_varint_put(p, hs_now());
+	p = hs_varint_put(p, pages * (uint64_t)sysconf(_SC_PAGESIZE));
+	hs_meta_append(rec, (size_t)(p - rec));
+}
+
+static void emit_totals(void)
+{
+	uint8_t rec[1 + 2 * HS_VARINT_MAX + 2 * HS_FN_COUNT * HS_VARINT_MAX], *p = rec;
+	uint64_t calls[HS_FN_COUNT], bytes[HS_FN_COUNT];
+
+	for (int i = 0; i < HS_FN_COUNT; i++) {
+		calls[i] = atomic_load_explicit(&hs_g.folded_calls[i], memory_order_relaxed);
+		bytes[i] = atomic_load_explicit(&hs_g.folded_bytes[i], memory_order_relaxed);
+	}
+	pthread_mutex_lock(&hs_g.threads_lock);
+	for (struct hs_thread *t = hs_g.threads; t; t = t->next)
+		for (int i = 0; i < HS_FN_COUNT; i++) {
+			calls[i] += atomic_load_explicit(&t->calls[i], memory_order_relaxed);
+			bytes[i] += atomic_load_explicit(&t->bytes[i], memory_order_relaxed);
+		}
+	pthread_mutex_unlock(&hs_g.threads_lock);
+	*p++ = HS_REC_TOTALS;
+	p = hs_varint_put(p, hs_now());
+	p = hs_varint_put(p, HS_FN_COUNT);
+	for (int i = 0; i < HS_FN_COUNT; i++) {
+		p = hs_varint_put(p, calls[i]);
+		p = hs_varint_put(p, bytes[i]);
+	}
+	hs_meta_append(rec, (size_t)(p - rec));
+}
+
+static void take_meta(void)
+{
+	int more = 1;
+
+	while (more) {
+		size_t n = hs_meta_take(raw + raw_len, HS_CHUNK_MAX_RAW - raw_len - HS_EVENT_MAX, &more);
+		raw_len += n;
+		if (more || raw_len >= HS_CHUNK_TARGET)
+			write_chunk();
+	}
+}
+
+static void encode_event(const struct hs_ev *e)
+{
+	uint8_t *p = raw + raw_len;
+
+	if (e->tid != c_tid) {
+		*p++ = HS_REC_THREAD;
+		p = hs_varint_put(p, e->tid);
+		c_tid = e->tid;
+	}
+	switch (e->type) {
+	case HS_EV_ALLOC:
+		*p++ = HS_REC_ALLOC;
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, e->fn);
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->a - c_ptr)));
+		p = hs_varint_put(p, e->b);
+		p = hs_varint_put(p, e->stack);
+		if (e->fn == HS_FN_REALLOC || e->fn == HS_FN_REALLOCARRAY)
+			p = hs_varint_put(p, hs_zigzag((int64_t)(e->c - e->a)));
+		c_ptr = e->a;
+		break;
+	case HS_EV_FREE:
+		*p++ = HS_REC_FREE;
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, e->fn);
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->a - c_ptr)));
+		c_ptr = e->a;
+		break;
+	case HS_EV_MMAP:
+		*p++ = HS_REC_MMAP;
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, e->a);
+		p = hs_varint_put(p, e->b);
+		p = hs_varint_put(p, e->c >> 32);
+		p = hs_varint_put(p, e->c & 0xffffffffu);
+		p = hs_varint_put(p, e->stack);
+		break;
+	case HS_EV_MUNMAP:
+		*p++ = HS_REC_MUNMAP;
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, e->a);
+		p = hs_varint_put(p, e->b);
+		break;
+	case HS_EV_MREMAP:
+		*p++ = HS_REC_MREMAP;
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, e->a);
+		p = hs_varint_put(p, e->b);
+		p = hs_varint_put(p, e->c);
+		p = hs_varint_put(p, e->d);
+		p = hs_varint_put(p, e->stack);
+		break;
+	case HS_EV_BRK:
+		*p++ = HS_REC_BRK;
+		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, e->fn);
+		p = hs_varint_put(p, e->a);
+		p = hs_varint_put(p, e->b);
+		p = hs_varint_put(p, e->stack);
+		break;
+	default:
+		return;
+	}
+	c_ts = e->ts;
+	raw_len = (size_t)(p - raw);
+}
+
+/*
+ * One pass: events of every thread older than the watermark, merged by time.
+ * Each ring is already in time order, so a k-way merge gives a globally
+ * ordered stream except for an event whose thread was preempted between
+ * taking its timestamp and publishing it for longer than the hold time; the
+ * reader matches frees to allocations by time, so such a late event is safe.
+ */
+static void drain(int force)
+{
+	enum { MAXT = 256 };
+	struct hs_thread *ts[MAXT];
+	uint64_t pos[MAXT], end[MAXT];
+	int k = 0, more_threads = 0;
+	uint64_t watermark = force ? UINT64_MAX : hs_now() - HS_HOLD_NS;
+
+	pthread_mutex_lock(&hs_g.threads_lock);
+	for (struct hs_thread *t = hs_g.threads; t; t = t->next) {
+		uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
+		uint64_t tl = atomic_load_explicit(&t->tail, memory_order_relaxed);
+		if (h == tl)
+			continue;
+		if (k == MAXT) {
+			more_threads = 1;
+			break;
+		}
+		ts[k] = t;
+		pos[k] = tl;
+		end[k] = h;
+		k++;
+	}
+	pthread_mutex_unlock(&hs_g.threads_lock);
+
+	/* stacks and modules the events refer to were published before the events */
+	take_meta();
+	for (;;) {
+		int best = -1;
+		uint64_t bt = watermark;
+		for (int i = 0; i < k; i++) {
+			if (pos[i] == end[i])
+				continue;
+			const struct hs_ev *e = &ts[i]->ring[pos[i] & (HS_RING_EVENTS - 1)];
+			if (e->ts < bt || (force && best < 0)) {
+				bt = e->ts;
+				best = i;
+			}
+		}
+		if (best < 0)
+			break;
+		encode_event(&ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)]);
+		pos[best]++;
+		if (raw_len >= HS_CHUNK_TARGET) {
+			write_chunk();
+			for (int i = 0; i < k; i++)
+				atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
+		}
+	}
+	for (int i = 0; i < k; i++)
+		atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
+	if (more_threads)
+		drain(force);
+}
+
+/* Reclaims the rings of threads that have exited once they are empty. */
+static void reap(void)
+{
+	pthread_mutex_lock(&hs_g.threads_lock);
+	for (struct hs_thread **pp = &hs_g.threads; *pp;) {
+		struct hs_thread *t = *pp;
+		if (atomic_load(&t->dead) &&
+		    atomic_load(&t->head) == atomic_load(&t->tail)) {
+			for (int i = 0; i < HS_FN_COUNT; i++) {
+				atomic_fetch_add(&hs_g.folded_calls[i], atomic_load(&t->calls[i]));
+				atomic_fetch_add(&hs_g.folded_bytes[i], atomic_load(&t->bytes[i]));
+			}
+			*pp = t->next;
+			hs_unmap(t, sizeof(*t));
+			continue;
+		}
+		pp = &t->next;
+	}
+	pthread_mutex_unlock(&hs_g.threads_lock);
+}
+
+void hs_writer_flush(int force)
+{
+	pthread_mutex_lock(&hs_g.writer_lock);
+	if (atomic_load(&hs_g.state) == HS_ACTIVE) {
+		drain(force);
+		if (force || raw_len >= HS_CHUNK_TARGET || (raw_len && hs_now() - raw_since >= HS_FLUSH_NS))
+			write_chunk();
+		if (raw_len == 0)
+			raw_since = hs_now();
+	}
+	pthread_mutex_unlock(&hs_g.writer_lock);
+}
+
+void hs_writer_wake(void)
+{
+	if (atomic_exchange(&hs_g.wake, 1) == 0)
+		syscall(SYS_futex, &hs_g.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void *writer_main(void *arg)
+{
+	struct hs_thread *self = hs_thread_get();
+	uint64_t next_tick = 0;
+
+	(void)arg;
+	if (self)
+		self->internal++;
+	while (!atomic_load(&hs_g.writer_stop)) {
+		struct timespec to = { 0, 0 };
+		uint64_t now = hs_now();
+
+		if (now >= next_tick) {
+			pthread_mutex_lock(&hs_g.writer_lock);
+			emit_rss();
+			if (chunks_since_totals >= 10) {
+				emit_totals();
+				chunks_since_totals = 0;
+			}
+			pthread_mutex_unlock(&hs_g.writer_lock);
+			hs_modules_poll();
+			reap();
+			next_tick = now + HS_TICK_NS;
+		}
+		hs_writer_flush(0);
+		to.tv_nsec = (long)(next_tick > now ? next_tick - now : 1000);
+		if (!atomic_exchange(&hs_g.wake, 0))
+			syscall(SYS_futex, &hs_g.wake, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
+		atomic_store(&hs_g.wake, 0);
+	}
+	return NULL;
+}
+
+int hs_writer_start(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (hs_g.writer_running)
+		return 0;
+	atomic_store(&hs_g.writer_stop, 0);
+	/* the writer must never run the program's signal handlers */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&hs_g.writer, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -1;
+	hs_g.writer_running = 1;
+	return 0;
+}
+
+void hs_writer_stop(void)
+{
+	if (!hs_g.writer_running)
+		return;
+	atomic_store(&hs_g.writer_stop, 1);
+	hs_writer_wake();
+	pthread_join(hs_g.writer, NULL);
+	hs_g.writer_running = 0;
+}
+
+/* Final flush: everything pending, the exact totals and, for a clean exit, the end record. */
+void hs_writer_finish(int clean)
+{
+	uint8_t rec[1 + HS_VARINT_MAX], *p = rec;
+
+	pthread_mutex_lock(&hs_g.writer_lock);
+	emit_rss();
+	emit_totals();
+	pthread_mutex_unlock(&hs_g.writer_lock);
+	if (clean) {
+		*p++ = HS_REC_END;
+		p = hs_varint_put(p, hs_now());
+		hs_meta_append(rec, (size_t)(p - rec));
+	}
+	hs_writer_flush(1);
+	reap();
+}
+
+/* The child inherited our descriptors: drop them (if the program has not reused the numbers). */
+void hs_writer_after_fork_child(void)
+{
+	struct stat st;
+
+	pthread_mutex_init(&hs_g.writer_lock, NULL);
+	hs_g.writer_running = 0;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino)
+		syscall(SYS_close, fd);
+	if (statm_fd >= 0 && fstat(statm_fd, &st) == 0 && st.st_dev == statm_dev && st.st_ino == statm_ino)
+		syscall(SYS_close, statm_fd);
+	fd = -1;
+	statm_fd = -1;
+	chunk_reset();
+}
+

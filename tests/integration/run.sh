@@ -1,0 +1,509 @@
+#!/usr/bin/env bash
+# heapscope integration tests.
+#
+# Run from the repository root:   tests/integration/run.sh   (env BUILD=build)
+# Prints exactly one line per check: `ok NAME` or `FAIL NAME: why`.
+# No summary (the top-level runner counts lines); always exits 0.
+# Artefacts (traces, reports, logs) stay in tests/integration/build/run/.
+#
+# Oracles:
+#  * valgrind (memcheck) HEAP SUMMARY for basic, family, threads, cxx,
+#    dlopener, early_late, signals: allocs/frees/bytes/in-use-at-exit must
+#    equal heapscope's allocations/frees/bytes_allocated/leaked exactly.
+#    valgrind runs with --run-libc-freeres=no --run-cxx-freeres=no: by
+#    default valgrind calls glibc's __libc_freeres and libstdc++'s
+#    __gnu_cxx::__freeres at exit, which free libc-internal blocks (e.g.
+#    the per-thread DTV kept in glibc's thread-stack cache, the libstdc++
+#    emergency exception pool) that a native process never frees.  With the
+#    flags valgrind's "frees" / "in use at exit" are what a native run has.
+#    (Measured: threads gives 5988 frees / 16 blocks in use without freeres
+#    vs 5992 / 12 with it; heaptrack - native glibc - agrees with the former.)
+#    Other valgrind-vs-native differences found and handled:
+#      - valgrind 3.19 does not implement pvalloc (memcheck aborts the
+#        program), so the valgrind oracle runs family built -DNO_PVALLOC and
+#        the full family is checked against its own printed figures;
+#      - realloc(p, 0): valgrind 3.19 behaves like glibc (frees p, returns
+#        NULL, counted as 1 free and no alloc) - verified, no special case;
+#      - signals: the main loop's iteration count depends on timing, so the
+#        program prints it; the timing-independent part (valgrind total minus
+#        the printed iterations) is the oracle, re-applied to the iteration
+#        count printed by the heapscope run.
+#  * the programs' own figures (printed `figures:` lines) where valgrind
+#    cannot be used (fork, exec, _exit, closed fds, pvalloc) - the programs
+#    use write(2), never stdio, so libc adds no allocations of its own.
+#  * heaptrack for sqlite3 and python3 (see the heaptrack section).
+set -u
+
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) BD=$BUILD ;; *) BD=$ROOT/$BUILD ;; esac
+HS=$BD/heapscope
+LIB=$BD/libheapscope.so
+T=$ROOT/tests/integration
+P=$T/build/progs           # compiled test programs
+W=$T/build/run             # per-run artefacts
+U="python3 $T/lib/hsutil.py"
+VG="valgrind --run-libc-freeres=no --run-cxx-freeres=no --leak-check=full"
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; }
+first_line() { head -c 300 "$1" 2>/dev/null | head -n 1; }
+
+mkdir -p "$P"
+rm -rf "$W"
+mkdir -p "$W"
+
+# ---------------------------------------------------------------- build progs
+CFLAGS="-std=gnu11 -g -O0 -fno-omit-frame-pointer -Wall -pthread"
+BUILD_ERR=""
+cc_prog() { # out src [extra flags]
+    local out=$1 src=$2; shift 2
+    if [ ! -x "$P/$out" ] || [ "$T/progs/$src" -nt "$P/$out" ] || [ "$T/progs/tp.h" -nt "$P/$out" ]; then
+        case $src in
+        *.cpp) g++ -std=c++17 -g -O0 -fno-omit-frame-pointer -Wall -o "$P/$out" "$T/progs/$src" "$@" ;;
+        *) gcc $CFLAGS -o "$P/$out" "$T/progs/$src" "$@" ;;
+        esac >"$W/cc.$out.log" 2>&1 || BUILD_ERR="$BUILD_ERR $out"
+    fi
+}
+for p in basic family threads forker execer signals early_late closefds exit_thread \
+    underscore_exit steady sampled; do
+    cc_prog $p $p.c
+done
+cc_prog family_vg family.c -DNO_PVALLOC
+cc_prog dlopener dlopener.c -ldl
+cc_prog libdlalloc.so libdlalloc.c -shared -fPIC
+cc_prog cxx cxx.cpp
+[ -n "$BUILD_ERR" ] && fail build-progs "could not compile:$BUILD_ERR (see $W/cc.*.log)"
+
+HAVE_HS=1
+if [ ! -x "$HS" ] || [ ! -f "$LIB" ]; then
+    HAVE_HS=0
+    HS_MISSING="$BUILD/heapscope or $BUILD/libheapscope.so not built"
+fi
+
+# ------------------------------------------------------------------ helpers
+# hs_record TAG [record options] -- prog args...   (runs in $W/TAG.d)
+#   -> $W/TAG.out (stdout), $W/TAG.err, $W/TAG.rc
+hs_record() {
+    local tag=$1; shift
+    mkdir -p "$W/$tag.d"
+    (cd "$W/$tag.d" && timeout 120 "$HS" record "$@") >"$W/$tag.out" 2>"$W/$tag.err" </dev/null
+    echo $? >"$W/$tag.rc"
+}
+# native TAG prog args...  -> $W/TAG.nat.out / .nat.rc
+native() {
+    local tag=$1; shift
+    mkdir -p "$W/$tag.nat.d"
+    (cd "$W/$tag.nat.d" && timeout 60 "$@") >"$W/$tag.nat.out" 2>"$W/$tag.nat.err" </dev/null
+    echo $? >"$W/$tag.nat.rc"
+}
+# hs_report TRACE JSONBASE -> JSONBASE.json / .rerr / .rrc ; returns rc
+hs_report() {
+    timeout 60 "$HS" report --json "$1" >"$2.json" 2>"$2.rerr" </dev/null
+    local rc=$?
+    echo $rc >"$2.rrc"
+    return $rc
+}
+# report_ok NAME TRACE JSONBASE: report it, print FAIL and return 1 if unusable
+report_ok() {
+    local name=$1 trace=$2 base=$3
+    if [ ! -s "$trace" ]; then
+        fail "$name" "trace $trace missing or empty (dir: $(ls "$(dirname "$trace")" 2>/dev/null | tr '\n' ' '))"
+        return 1
+    fi
+    if ! hs_report "$trace" "$base"; then
+        fail "$name" "heapscope report exited $(cat "$base.rrc"): $(first_line "$base.rerr")"
+        return 1
+    fi
+    return 0
+}
+# the single trace a record run in $W/TAG.d produced
+one_trace() { ls "$W/$1.d"/*.hst 2>/dev/null | head -n 1; }
+
+# check_figs NAME TAG TRACE A F B LC LB: report TRACE and compare exactly
+check_figs() {
+    local name=$1 tag=$2 trace=$3; shift 3
+    [ $HAVE_HS = 1 ] || { fail "$name" "$HS_MISSING"; return; }
+    report_ok "$name" "$trace" "$W/$tag" || return
+    $U cmp "$name" "$W/$tag.json" "$@"
+}
+
+# ------------------------------------------------------- valgrind oracle
+# vg_oracle NAME prog args...: valgrind figures -> $W/NAME.vg
+vg_oracle() {
+    local name=$1; shift
+    (cd "$W" && timeout 120 $VG "$@") >"$W/$name.vg.out" 2>"$W/$name.vg.log" </dev/null
+    $U vg "$W/$name.vg.log" >"$W/$name.vg" 2>"$W/$name.vg.err"
+}
+
+run_vg_check() { # NAME prog args...
+    local name=$1; shift
+    if ! vg_oracle "$name" "$@"; then
+        fail "valgrind/$name" "oracle: no valgrind HEAP SUMMARY ($(first_line "$W/$name.vg.err"))"
+        return
+    fi
+    # sanity of the oracle itself: where the program's figures cover all
+    # heap activity (no libc-internal allocations), valgrind must agree.
+    case $name in basic | family | early_late)
+        local f; f=$($U fig "$W/$name.vg.out")
+        if [ "$f" != "$(cat "$W/$name.vg")" ]; then
+            fail "valgrind/$name" "oracle inconsistent: valgrind says $(cat "$W/$name.vg"), program says $f"
+            return
+        fi ;;
+    esac
+    [ $HAVE_HS = 1 ] || { fail "valgrind/$name" "$HS_MISSING"; return; }
+    hs_record "vg-$name" -o "$W/vg-$name.hst" -- "$@"
+    check_figs "valgrind/$name" "vg-$name" "$W/vg-$name.hst" $(cat "$W/$name.vg")
+}
+
+run_vg_check basic "$P/basic"
+run_vg_check family "$P/family_vg"
+run_vg_check threads "$P/threads"
+run_vg_check cxx "$P/cxx"
+run_vg_check dlopener "$P/dlopener" "$P/libdlalloc.so"
+run_vg_check early_late "$P/early_late"
+
+# signals: oracle = valgrind total with the timing-dependent main loop
+# (main_iters x malloc(24)) taken out, then the heapscope run's own
+# main_iters put back in.
+if vg_oracle signals "$P/signals"; then
+    read -r va vf vb vlc vlb <"$W/signals.vg"
+    vi=$($U kv "$W/signals.vg.out" main_iters)
+    if [ $HAVE_HS = 1 ]; then
+        hs_record vg-signals -o "$W/vg-signals.hst" -- "$P/signals"
+        if hi=$($U kv "$W/vg-signals.out" main_iters 2>/dev/null); then
+            d=$((hi - vi))
+            check_figs valgrind/signals vg-signals "$W/vg-signals.hst" \
+                $((va + d)) $((vf + d)) $((vb + 24 * d)) "$vlc" "$vlb"
+        else
+            fail valgrind/signals "program under heapscope printed no main_iters (rc $(cat "$W/vg-signals.rc"), stderr: $(first_line "$W/vg-signals.err"))"
+        fi
+    else
+        fail valgrind/signals "$HS_MISSING"
+    fi
+else
+    fail valgrind/signals "oracle: no valgrind HEAP SUMMARY"
+fi
+
+# threads again, 3 more times: cross-thread frees under contention must be
+# neither lost nor double counted in any run (same oracle as above)
+if [ -s "$W/threads.vg" ] && [ $HAVE_HS = 1 ]; then
+    res=""
+    for i in 1 2 3; do
+        hs_record "thr$i" -o "$W/thr$i.hst" -- "$P/threads"
+        r=$(check_figs "threads-repeat" "thr$i" "$W/thr$i.hst" $(cat "$W/threads.vg"))
+        case $r in ok*) ;; *) res="run $i: ${r#*: }"; break ;; esac
+    done
+    [ -z "$res" ] && ok threads-repeat || fail threads-repeat "$res"
+else
+    fail threads-repeat "${HS_MISSING:-no valgrind oracle for threads}"
+fi
+
+# ------------------------------------------------- self-computed oracles
+if [ $HAVE_HS = 1 ]; then
+    # family including pvalloc (valgrind cannot run it)
+    hs_record family -o "$W/family.hst" -- "$P/family"
+    check_figs figures/family family "$W/family.hst" $($U fig "$W/family.out" 2>/dev/null || echo - - - - -)
+
+    # fork: with --follow-fork the child writes <path>.<childpid>
+    hs_record fork --follow-fork -o "$W/fork.d/f.hst" -- "$P/forker"
+    check_figs fork/parent fork-p "$W/fork.d/f.hst" $($U fig "$W/fork.out" "parent: " 2>/dev/null || echo - - - - -)
+    cf=$(ls "$W/fork.d"/f.hst.* 2>/dev/null)
+    if [ "$(echo "$cf" | grep -c .)" != 1 ]; then
+        fail fork/child "expected exactly one child file f.hst.<pid>, got: $(ls "$W/fork.d" | tr '\n' ' ')"
+    else
+        check_figs fork/child fork-c "$cf" $($U fig "$W/fork.out" "child: " 2>/dev/null || echo - - - - -)
+        cpid=${cf##*.}
+        if [ -s "$W/fork-c.json" ] && [ -s "$W/fork-p.json" ]; then
+            gp=$($U get "$W/fork-c.json" process.pid 2>/dev/null)
+            gpp=$($U get "$W/fork-c.json" process.ppid 2>/dev/null)
+            pp=$($U get "$W/fork-p.json" process.pid 2>/dev/null)
+            if [ "$gp" = "$cpid" ] && [ "$gpp" = "$pp" ]; then ok fork/child-identity
+            else fail fork/child-identity "child file suffix $cpid, parent pid $pp; child report says pid=$gp ppid=$gpp"; fi
+        else
+            fail fork/child-identity "no parent/child report"
+        fi
+    fi
+    # fork without following: one file, and the child's events must not end
+    # up in the parent's trace
+    hs_record forknf -o "$W/forknf.d/f.hst" -- "$P/forker"
+    n=$(ls "$W/forknf.d" | grep -c .)
+    if [ "$n" != 1 ]; then fail fork/no-follow-one-file "expected 1 trace, got: $(ls "$W/forknf.d" | tr '\n' ' ')"
+    else ok fork/no-follow-one-file; fi
+    check_figs fork/no-follow-parent forknf "$W/forknf.d/f.hst" $($U fig "$W/forknf.out" "parent: " 2>/dev/null || echo - - - - -)
+    # the environment-variable interface, %p expansion, HEAPSCOPE_FOLLOW_FORK
+    mkdir -p "$W/forkenv.d"
+    (cd "$W/forkenv.d" && LD_PRELOAD=$LIB HEAPSCOPE_OUTPUT=$W/forkenv.d/e.%p.hst HEAPSCOPE_FOLLOW_FORK=1 \
+        timeout 60 "$P/forker") >"$W/forkenv.out" 2>"$W/forkenv.err"
+    n=$(ls "$W/forkenv.d" | grep -c '^e\.[0-9]*\.hst$')
+    if [ "$n" = 2 ]; then ok fork/env-percent-p
+    else fail fork/env-percent-p "expected e.<ppid>.hst and e.<cpid>.hst, got: $(ls "$W/forkenv.d" | tr '\n' ' ')"; fi
+
+    # exec, default output names heapscope.<exe>.<pid>.hst in the cwd
+    hs_record exec --follow-exec -- "$P/execer" "$P/basic"
+    fe=$(ls "$W/exec.d"/heapscope.execer.*.hst 2>/dev/null | head -n 1)
+    fb=$(ls "$W/exec.d"/heapscope.basic.*.hst 2>/dev/null | head -n 1)
+    n=$(ls "$W/exec.d" | grep -c '\.hst$')
+    if [ "$n" = 2 ] && [ -n "$fe" ] && [ -n "$fb" ]; then ok exec/follow-two-files
+    else fail exec/follow-two-files "expected heapscope.execer.<pid>.hst + heapscope.basic.<pid>.hst, got: $(ls "$W/exec.d" | tr '\n' ' ')"; fi
+    # execer's trace: blocks still live at exec count as leaked (the image
+    # that owned them is gone)
+    check_figs exec/follow-execer exec-e "${fe:-$W/exec.d/none}" $($U fig "$W/exec.out" "execer: " 2>/dev/null || echo - - - - -)
+    check_figs exec/follow-target exec-b "${fb:-$W/exec.d/none}" $($U fig "$W/exec.out" 2>/dev/null || echo - - - - -)
+    hs_record execnf -- "$P/execer" "$P/basic"
+    n=$(ls "$W/execnf.d" | grep -c .)
+    if [ "$n" = 1 ] && ls "$W/execnf.d"/heapscope.execer.*.hst >/dev/null 2>&1; then ok exec/no-follow-one-file
+    else fail exec/no-follow-one-file "expected only heapscope.execer.<pid>.hst, got: $(ls "$W/execnf.d" | tr '\n' ' ')"; fi
+    if [ "$(cat "$W/execnf.rc")" = 0 ] && grep -q '^figures: allocs=16 ' "$W/execnf.out"; then ok exec/no-follow-target-runs
+    else fail exec/no-follow-target-runs "rc $(cat "$W/execnf.rc"), stdout: $(tr '\n' '|' <"$W/execnf.out" | head -c 200)"; fi
+    check_figs exec/no-follow-execer execnf "$(one_trace execnf)" $($U fig "$W/execnf.out" "execer: " 2>/dev/null || echo - - - - -)
+
+    # all fds closed and re-used (dup2'ed onto 1..1023) by the program
+    hs_record closefds -o "$W/closefds.hst" -- "$P/closefds" "$W/closefds.data"
+    check_figs closefds/figures closefds "$W/closefds.hst" 25 15 4500 10 2000
+    exp=$(for i in $(seq 0 19); do echo "closefds line $i"; done)
+    if [ "$(cat "$W/closefds.rc")" = 0 ] && [ "$(cat "$W/closefds.data" 2>/dev/null)" = "$exp" ]; then ok closefds/data-file-intact
+    else fail closefds/data-file-intact "rc $(cat "$W/closefds.rc"); data file should hold exactly 20 program lines, has $(wc -c <"$W/closefds.data" 2>/dev/null) bytes / $(grep -vc '^closefds line' "$W/closefds.data" 2>/dev/null) foreign lines (tracer wrote into a re-used fd?)"; fi
+
+    # exit() from a non-main thread while workers keep allocating
+    hs_record exitthr -o "$W/exitthr.hst" -- "$P/exit_thread"
+    if [ "$(cat "$W/exitthr.rc")" != 3 ]; then
+        fail exit_thread "exit status expected 3 got $(cat "$W/exitthr.rc") ($(first_line "$W/exitthr.err"))"
+    elif report_ok exit_thread "$W/exitthr.hst" "$W/exitthr"; then
+        a=$($U get "$W/exitthr.json" allocations 2>/dev/null || echo 0)
+        l=$($U get "$W/exitthr.json" leaked.count 2>/dev/null || echo 0)
+        if [ "$a" -ge 6061 ] && [ "$l" -ge 61 ]; then ok exit_thread
+        else fail exit_thread "expected allocations >= 6061 (1 + 3*2000*1.01) and leaked.count >= 61, got $a / $l"; fi
+    fi
+
+    # _exit(0): no atexit, no destructors - the trace must still be complete
+    hs_record uexit -o "$W/uexit.hst" -- "$P/underscore_exit"
+    check_figs underscore_exit uexit "$W/uexit.hst" 9 3 1124 6 740
+
+    # kill -9 mid-run (env interface, so the pid killed is the program's)
+    mkdir -p "$W/kill.d"
+    (cd "$W/kill.d" && LD_PRELOAD=$LIB HEAPSCOPE_OUTPUT=$W/kill.d/k.hst exec "$P/steady" 2) \
+        >"$W/kill.out" 2>"$W/kill.err" &
+    kpid=$!
+    sleep 1
+    kill -9 $kpid 2>/dev/null
+    wait $kpid 2>/dev/null
+    if [ ! -s "$W/kill.d/k.hst" ]; then
+        fail sigkill "trace missing or empty after kill -9 at 1 s: $(ls -l "$W/kill.d" | tail -n +2 | tr '\n' ' ')"
+    elif report_ok sigkill "$W/kill.d/k.hst" "$W/kill"; then
+        a=$($U get "$W/kill.json" allocations 2>/dev/null || echo 0)
+        # 1 s of steady: ~1000 batches of 101 allocations (at most ~2000 in 2 s)
+        if [ "$a" -ge 1 ] && [ "$a" -le 202000 ]; then ok sigkill
+        else fail sigkill "expected 0 < allocations <= 202000 after 1 s, got $a"; fi
+    fi
+else
+    for c in figures/family fork/parent fork/child fork/child-identity fork/no-follow-one-file \
+        fork/no-follow-parent fork/env-percent-p exec/follow-two-files exec/follow-execer \
+        exec/follow-target exec/no-follow-one-file exec/no-follow-target-runs exec/no-follow-execer \
+        closefds/figures closefds/data-file-intact exit_thread underscore_exit sigkill; do
+        fail $c "$HS_MISSING"
+    done
+fi
+
+# ----------------------------------------------------- behaviour unchanged
+# stdout and exit status identical with and without the tracer.  Reuses the
+# record runs above.  signals prints a timing-dependent iteration count,
+# which is masked; exit_thread's output is deterministic ("exiting", 3).
+behave() { # NAME TAG prog args...
+    local name=$1 tag=$2; shift 2
+    [ $HAVE_HS = 1 ] || { fail "behaviour/$name" "$HS_MISSING"; return; }
+    native "$tag" "$@"
+    local a b
+    a=$(sed 's/^main_iters=.*/main_iters=N/' "$W/$tag.nat.out")
+    b=$(sed 's/^main_iters=.*/main_iters=N/' "$W/$tag.out")
+    if [ "$(cat "$W/$tag.nat.rc")" != "$(cat "$W/$tag.rc")" ]; then
+        fail "behaviour/$name" "exit status native $(cat "$W/$tag.nat.rc") vs traced $(cat "$W/$tag.rc")"
+    elif [ "$a" != "$b" ]; then
+        fail "behaviour/$name" "stdout differs: native '$(echo "$a" | head -c 120 | tr '\n' '|')' traced '$(echo "$b" | head -c 120 | tr '\n' '|')'"
+    else
+        ok "behaviour/$name"
+    fi
+}
+behave basic vg-basic "$P/basic"
+behave family family "$P/family"
+behave threads vg-threads "$P/threads"
+behave cxx vg-cxx "$P/cxx"
+behave dlopener vg-dlopener "$P/dlopener" "$P/libdlalloc.so"
+behave early_late vg-early_late "$P/early_late"
+behave signals vg-signals "$P/signals"
+behave forker fork "$P/forker"
+behave execer exec "$P/execer" "$P/basic"
+behave exit_thread exitthr "$P/exit_thread"
+behave underscore_exit uexit "$P/underscore_exit"
+behave closefds closefds "$P/closefds" "$W/closefds.nat.data"
+
+# ------------------------------------------------------------------ symbols
+if [ $HAVE_HS = 1 ] && [ -s "$W/vg-basic.json" ]; then
+    line=$(grep -n 'HS-LEAK-SITE' "$T/progs/basic.c" | cut -d: -f1)
+    $U sym_site symbols/basic-leak-site "$W/vg-basic.json" leaky_alloc basic.c "$line"
+else
+    fail symbols/basic-leak-site "${HS_MISSING:-no basic report}"
+fi
+if [ $HAVE_HS = 1 ] && [ -s "$W/vg-dlopener.json" ]; then
+    # the library was dlclose()d before exit: symbols must still resolve
+    line=$(grep -n 'HS-DL-LEAK-SITE' "$T/progs/libdlalloc.c" | cut -d: -f1)
+    $U sym_site symbols/dlclosed-leak-site "$W/vg-dlopener.json" dl_alloc_leak libdlalloc.c "$line"
+else
+    fail symbols/dlclosed-leak-site "${HS_MISSING:-no dlopener report}"
+fi
+if [ $HAVE_HS = 1 ] && [ -s "$W/vg-cxx.json" ]; then
+    $U sym_any symbols/cxx-demangled "$W/vg-cxx.json" "ns::Widget::make("
+else
+    fail symbols/cxx-demangled "${HS_MISSING:-no cxx report}"
+fi
+if [ $HAVE_HS = 1 ]; then
+    $U no_hs symbols/no-tracer-frames $(ls "$W"/vg-*.json 2>/dev/null)
+else
+    fail symbols/no-tracer-frames "$HS_MISSING"
+fi
+
+# --------------------------------------------------- real programs/heaptrack
+# heaptrack 1.4 (heaptrack_preload.cpp) intercepts malloc, calloc, realloc,
+# posix_memalign, aligned_alloc, valloc (+free) - not memalign, pvalloc or
+# reallocarray, which glibc implements without going through an
+# interposable malloc/realloc.  A call is recorded only when it returns
+# non-NULL, and realloc(p, n) -> q is recorded as free(p) + alloc(q): so
+# "calls to allocation functions" is valgrind's "allocs" restricted to the
+# intercepted functions.  Like with like: heapscope's allocations minus its
+# memalign/pvalloc/reallocarray calls.  (heaptrack's figure also includes
+# one allocation of its own: libheaptrack_preload.so pulls in libstdc++,
+# whose emergency EH pool is malloc'd at load time - irrelevant at 0.1%.)
+# Both tools run the same command in the same directory with
+# PYTHONHASHSEED=0, so the workload is the same.
+ht_check() { # NAME STDIN-FILE cmd...
+    local name=$1 in=$2; shift 2
+    mkdir -p "$W/ht-$name.d"
+    (cd "$W/ht-$name.d" && timeout 300 heaptrack -o "$W/ht-$name.d/ht" "$@") <"$in" >"$W/ht-$name.log" 2>&1
+    local z; z=$(ls "$W/ht-$name.d"/ht*.zst "$W/ht-$name.d"/ht*.gz 2>/dev/null | head -n 1)
+    heaptrack_print -p 0 -a 0 -T 0 -f "$z" >"$W/ht-$name.print" 2>&1
+    local htn
+    if ! htn=$($U ht "$W/ht-$name.print" 2>/dev/null); then
+        fail "heaptrack/$name" "oracle: heaptrack produced no summary (see $W/ht-$name.log)"
+        return
+    fi
+    [ $HAVE_HS = 1 ] || { fail "heaptrack/$name" "$HS_MISSING"; return; }
+    mkdir -p "$W/hs-$name.d"
+    (cd "$W/hs-$name.d" && timeout 300 "$HS" record -o "$W/hs-$name.hst" -- "$@") <"$in" >"$W/hs-$name.out" 2>"$W/hs-$name.err"
+    report_ok "heaptrack/$name" "$W/hs-$name.hst" "$W/hs-$name" || return
+    python3 - "$W/hs-$name.json" "$htn" "heaptrack/$name" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1])); ht = int(sys.argv[2]); name = sys.argv[3]
+c = r.get("calls", {})
+hs = r["allocations"] - sum(c.get(k, 0) for k in ("memalign", "pvalloc", "reallocarray"))
+err = abs(hs - ht) / ht * 100
+if err <= 0.1:
+    print("ok %s" % name)
+else:
+    print("FAIL %s: heaptrack counted %d allocation calls, heapscope %d (allocations %d) - %.3f%% off, limit 0.1%%"
+          % (name, ht, hs, r["allocations"], err))
+EOF
+}
+python3 - "$W/sqlite.sql" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, val INTEGER);\n"
+            "CREATE INDEX t_name ON t(name);\nBEGIN;\n")
+    for i in range(20000):
+        f.write("INSERT INTO t(name,val) VALUES('name-%05d-%d', %d);\n" % ((i * 7919) % 20000, i, i * 31 % 1000))
+    f.write("COMMIT;\nSELECT count(*), sum(val) FROM t;\nSELECT name FROM t ORDER BY name LIMIT 3;\n")
+EOF
+ht_check sqlite3 "$W/sqlite.sql" sqlite3 :memory:
+# /usr/bin/python3 explicitly: a `python3` on PATH may be a pyenv shim (a
+# shell script), and heaptrack would then profile the shell.
+PYPROG='d = {}; l = []
+for i in range(100000):
+    d["k%d" % i] = [i, str(i)]
+    if i % 3 == 0: l.append(d.pop("k%d" % (i // 2), None))
+print(len(d), len(l))'
+export PYTHONHASHSEED=0 PYTHONMALLOC=malloc
+ht_check python /dev/null /usr/bin/python3 -c "$PYPROG"
+unset PYTHONHASHSEED PYTHONMALLOC
+
+# ------------------------------------------------------------ sampled mode
+if [ $HAVE_HS = 1 ]; then
+    hs_record sampled --sample 512K -o "$W/sampled.hst" -- "$P/sampled"
+    if read -r sa _ sb _ _ < <($U fig "$W/sampled.out" 2>/dev/null) &&
+        report_ok sampled/mode "$W/sampled.hst" "$W/sampled"; then
+        python3 - "$W/sampled.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+why = []
+if r.get("mode") != "sampled": why.append("mode expected sampled got %r" % r.get("mode"))
+if r.get("sample_bytes") != 512 * 1024: why.append("sample_bytes expected 524288 got %r" % r.get("sample_bytes"))
+if r.get("estimated") is not True: why.append("estimated expected true got %r" % r.get("estimated"))
+print("ok sampled/mode" if not why else "FAIL sampled/mode: " + "; ".join(why))
+EOF
+        $U within sampled/bytes "$W/sampled.json" bytes_allocated "$sb" 5
+        $U within sampled/count "$W/sampled.json" allocations "$sa" 10
+    else
+        [ -s "$W/sampled.out" ] || fail sampled/mode "program printed no figures (rc $(cat "$W/sampled.rc"))"
+        fail sampled/bytes "no sampled report"
+        fail sampled/count "no sampled report"
+    fi
+else
+    for c in sampled/mode sampled/bytes sampled/count; do fail $c "$HS_MISSING"; done
+fi
+
+# --------------------------------------------------------------- robustness
+# heapscope report on damaged input: either exit != 0 with a one-line error
+# mentioning an offset, or (damage inside the chunk stream) exit 0 with a
+# stderr warning mentioning an offset.  Never a crash, never a hang.
+robust() { # NAME FILE [allow-warn]
+    local name=$1 f=$2 allow=${3:-}
+    [ $HAVE_HS = 1 ] || { fail "robust/$name" "$HS_MISSING"; return; }
+    timeout 20 "$HS" report --json "$f" >"$f.rout" 2>"$f.rerr" </dev/null
+    local rc=$?
+    local lines; lines=$(grep -c . "$f.rerr")
+    if [ $rc = 124 ]; then fail "robust/$name" "hung (killed by timeout 20)"
+    elif [ $rc -ge 128 ] || grep -q Segmentation "$f.rerr"; then fail "robust/$name" "crashed: exit $rc $(first_line "$f.rerr")"
+    elif [ $rc != 0 ]; then
+        if [ "$lines" != 1 ]; then fail "robust/$name" "exit $rc but stderr has $lines lines, expected one: $(head -c 200 "$f.rerr" | tr '\n' '|')"
+        elif ! grep -qi offset "$f.rerr"; then fail "robust/$name" "error does not mention an offset: $(first_line "$f.rerr")"
+        else ok "robust/$name"; fi
+    else
+        if [ -z "$allow" ]; then fail "robust/$name" "exit 0 on a file that is not a usable trace"
+        elif ! grep -qi offset "$f.rerr"; then fail "robust/$name" "exit 0 without a warning mentioning an offset (stderr: $(first_line "$f.rerr"))"
+        elif ! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f.rout" 2>/dev/null; then fail "robust/$name" "exit 0 with a warning but stdout is not valid JSON"
+        else ok "robust/$name"; fi
+    fi
+}
+R=$W/robust
+mkdir -p "$R"
+: >"$R/empty.hst"
+robust empty "$R/empty.hst"
+cp /etc/passwd "$R/passwd.hst"
+robust not-a-trace "$R/passwd.hst"
+# a good source trace: the threads run (a few hundred KB of events).
+# The file header is 48 bytes (HS_FILE_HEADER_SIZE, src/format/records.h):
+# cuts at 4 and 30 are inside it and must be hard errors; 58 is inside the
+# first chunk's header, the others inside the chunk stream.
+src=$W/vg-threads.hst
+if [ $HAVE_HS = 1 ] && [ -s "$src" ]; then
+    sz=$(stat -c %s "$src")
+    for off in 4 30 58 $((sz / 3)) $((sz / 2)) $((sz - 3)); do
+        [ "$off" -ge 1 ] && [ "$off" -lt "$sz" ] || continue
+        head -c "$off" "$src" >"$R/trunc-$off.hst"
+        if [ "$off" -lt 48 ]; then robust "truncated-header-at-$off" "$R/trunc-$off.hst"
+        else robust "truncated-at-$off" "$R/trunc-$off.hst" allow-warn; fi
+    done
+    cp "$src" "$R/flipped.hst"
+    python3 - "$R/flipped.hst" <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+m = len(b) // 2
+for i in range(m, min(m + 64, len(b))):
+    b[i] ^= 0xFF
+open(sys.argv[1], "wb").write(b)
+EOF
+    robust flipped-bytes "$R/flipped.hst" allow-warn
+else
+    for c in truncated-header-at-4 truncated-header-at-30 truncated-at-58 truncated-mid flipped-bytes; do
+        fail "robust/$c" "${HS_MISSING:-no source trace}"
+    done
+fi
+exit 0
