@@ -22,8 +22,26 @@ ANALYSIS_SRC := $(wildcard src/analysis/*.c)
 RENDER_SRC := $(wildcard src/render/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 
+# V=1 shows the full commands
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
 obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
-tobj = $(patsubst src/%.c,$(BUILD)/tobj/%.o,$(1))
+t# V=1 shows the full commands
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+obj = $(patsubst src/%.c,$(BUILD)/tobj/%.o,$(1))
 
 LIB_TRACER := $(BUILD)/libheapscope.so
 LIB_READER := $(BUILD)/libheapscope-reader.a
@@ -38,24 +56,24 @@ deps:
 # The tracer is a guest: hidden symbols but the hooks, static TLS, nothing lazy.
 $(BUILD)/tobj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer -c $< -o $@
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c)
-	$(CC) -shared -Wl,-z,now -Wl,-soname,libheapscope.so -o $@ $^ \
-		$(shell $(PKG_CONFIG) --libs libunwind libzstd) -lm -ldl -lpthread
+	$(call say,LINK,$@)$(CC) -shared -Wl,-z,now -Wl,-soname,libheapscope.so -o $@ $^ \
+		$(shell $(PKG_CONFIG) --libs libunwind libdw libzstd) -lm -ldl -lpthread
 
 $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)ar rcs $@ $^
 
 READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -lstdc++ -lm -lpthread
 
 $(CLI): $(call obj,$(CLI_SRC)) $(LIB_READER)
-	$(CC) -o $@ $^ $(READER_LIBS) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+	$(call say,LINK,$@)$(CC) -o $@ $^ $(READER_LIBS) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
 
 test: deps
 	@build-aux/deps.sh test

@@ -59,7 +59,14 @@ enum hs_event_kind {
 	HS_EVENT_MODULE,        /* module */
 	HS_EVENT_MODULE_UNLOAD, /* addr: load bias of the module */
 	HS_EVENT_TOTALS,        /* calls[], bytes[]: exact running totals per entry point, even when sampled */
-	HS_EVENT_END,           /* the process exited cleanly (exit or _exit) */
+	HS_EVENT_END,           /* the process image ended cleanly: flags holds enum hs_end_reason */
+};
+
+enum hs_end_reason {
+	HS_END_EXIT,            /* exit() or return from main: destructors ran */
+	HS_END_UNDERSCORE_EXIT, /* _exit() or _Exit() */
+	HS_END_EXEC,            /* the process exec'd another program */
+	HS_END_STOP,            /* hs_stop() */
 };
 
 struct hs_module {

@@ -232,6 +232,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 			break;
 		case HS_EVENT_END:
 			rep->clean_exit = 1;
+			rep->end_reason = (int)ev.flags;
 			break;
 		default:
 			break;

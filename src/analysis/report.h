@@ -25,6 +25,7 @@ struct hs_report {
 	const struct hs_trace_info *info;
 	uint64_t duration_ns;
 	int clean_exit;
+	int end_reason;                  /* enum hs_end_reason when clean_exit */
 	int sampled;
 	uint64_t sample_bytes;
 

@@ -431,6 +431,10 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		return 1;
 	case HS_REC_END:
 		GET(ev->time_ns);
+		GET(v);
+		if (v > HS_END_STOP)
+			goto bad;
+		ev->flags = (uint32_t)v;
 		ev->kind = HS_EVENT_END;
 		return 1;
 	default:

@@ -65,7 +65,7 @@ enum hs_record_type {
 	HS_REC_STACK = 0x50,         /* id, parent id, return address: one node of the stack trie */
 	HS_REC_PROCESS = 0x60,       /* pid, ppid, exe-len, exe, argc, {len, arg}* */
 	HS_REC_TOTALS = 0x61,        /* dts, n, {calls, bytes}* indexed by enum hs_fn: exact, even when sampled */
-	HS_REC_END = 0x7f,           /* dts: the process exited cleanly */
+	HS_REC_END = 0x7f,           /* ts, reason: the process image ended cleanly (enum hs_end_reason) */
 };
 
 /* enum hs_fn, the entry point of an event, is public: include/heapscope/reader.h */

@@ -11,6 +11,30 @@
 static const char *rank_title[HS_RANK_COUNT] = { "bytes allocated", "calls", "peak contribution", "leaked bytes" };
 static const char *rank_key[HS_RANK_COUNT] = { "bytes_allocated", "calls", "peak", "leaked" };
 
+static const char *end_text(const struct hs_report *rep)
+{
+	if (!rep->clean_exit)
+		return "no clean end: killed or crashed (read up to the last flushed chunk)";
+	switch (rep->end_reason) {
+	case HS_END_EXEC: return "ended by exec of another program";
+	case HS_END_UNDERSCORE_EXIT: return "ended by _exit";
+	case HS_END_STOP: return "tracing stopped by hs_stop()";
+	default: return "exited";
+	}
+}
+
+static const char *end_key(const struct hs_report *rep)
+{
+	if (!rep->clean_exit)
+		return "unknown";
+	switch (rep->end_reason) {
+	case HS_END_EXEC: return "exec";
+	case HS_END_UNDERSCORE_EXIT: return "_exit";
+	case HS_END_STOP: return "stop";
+	default: return "exit";
+	}
+}
+
 static const char *base_name(const char *p)
 {
 	const char *s = p ? strrchr(p, '/') : NULL;
@@ -50,8 +74,7 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 		fprintf(f, "%s%s", i ? " " : "", in->argv[i]);
 	fprintf(f, "%s\n", in->argc ? "" : in->exe);
 	fprintf(f, "pid          %u (parent %u)\n", in->pid, in->ppid);
-	fprintf(f, "duration     %s%s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns),
-		rep->clean_exit ? "" : "  (no clean exit: killed or crashed; read up to the last flushed chunk)");
+	fprintf(f, "duration     %s, %s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns), end_text(rep));
 	if (rep->sampled)
 		fprintf(f, "mode         sampled, one sample every %s on average: figures below are estimates\n",
 			hs_fmt_bytes(a, sizeof(a), (double)rep->sample_bytes));
@@ -135,9 +158,9 @@ void hs_render_report_json(FILE *f, struct hs_reader *r, const struct hs_report 
 		fprintf(f, "%s", i ? ", " : "");
 		hs_json_string(f, in->argv[i]);
 	}
-	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"mode\": \"%s\", \"sample_bytes\": %llu, "
+	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"end\": \"%s\", \"mode\": \"%s\", \"sample_bytes\": %llu, "
 		   "\"estimated\": %s,\n",
-		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false",
+		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false", end_key(rep),
 		rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
 		rep->sampled ? "true" : "false");
 	fprintf(f, " \"calls\": {");

@@ -15,7 +15,7 @@
 #include "tracer.h"
 
 void hs_init(void);
-void hs_flush_before_exit(int clean);
+void hs_flush_before_exit(int reason);
 const char *hs_self_path(void);
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -232,7 +232,9 @@ static inline void ev_end(struct hs_thread *t)
 	if (--t->depth == 0) {
 		uint64_t h = t->reserve;
 		atomic_store_explicit(&t->head, h, memory_order_release);
-		if (unlikely((h & (HS_RING_EVENTS / 4 - 1)) == 0)) {
+		/* every 1024 events, call the writer if a quarter of the ring waits */
+		if (unlikely((h & 1023) == 0) &&
+		    h - atomic_load_explicit(&t->tail, memory_order_relaxed) >= HS_RING_EVENTS / 4) {
 			if (!hs_g.writer_running)
 				hs_ensure_writer();
 			hs_writer_wake();
@@ -301,7 +303,7 @@ static void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void
 	e = ev_begin(t);
 	if (!e)
 		return;
-	e->ts = hs_now();
+	e->ts = hs_ticks();
 	e->type = HS_EV_ALLOC;
 	e->fn = (uint16_t)fn;
 	e->tid = t->tid;
@@ -339,7 +341,7 @@ HS_EXPORT void free(void *p)
 	if (p && unlikely((t = tracing_thread()) != NULL)) {
 		count(t, HS_FN_FREE, 0);
 		/* before the real free: once freed, another thread may get the address */
-		record_free(t, HS_FN_FREE, p, hs_now());
+		record_free(t, HS_FN_FREE, p, hs_ticks());
 	}
 	real.free(p);
 }
@@ -380,7 +382,7 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 	}
 	t = tracing_thread();
 	if (t && old)
-		before = hs_now();
+		before = hs_ticks();
 	if (fn == HS_FN_REALLOCARRAY)
 		p = real.reallocarray ? real.reallocarray(old, n, size) : NULL;
 	else
@@ -505,7 +507,7 @@ static void record_map(struct hs_thread *t, int type, int fn, uint64_t a, uint64
 	e = ev_begin(t);
 	if (!e)
 		return;
-	e->ts = hs_now();
+	e->ts = hs_ticks();
 	e->type = (uint16_t)type;
 	e->fn = (uint16_t)fn;
 	e->tid = t->tid;
@@ -655,7 +657,7 @@ static char **child_env(char *const envp[], char **buf, size_t cap, char *preloa
 	do {                                                                           \
 		char *_buf[4096];                                                      \
 		char _pre[8192];                                                       \
-		hs_flush_before_exit(0);                                               \
+		hs_flush_before_exit(HS_END_EXEC);                                     \
 		if (hs_g.cfg.follow_exec && atomic_load(&hs_g.state) == HS_ACTIVE)     \
 			envp = child_env(envp, _buf, 4096, _pre, sizeof(_pre));        \
 		return call;                                                           \
@@ -733,7 +735,7 @@ HS_EXPORT int execle(const char *path, const char *arg, ...)
 
 HS_EXPORT void _exit(int status)
 {
-	hs_flush_before_exit(1);
+	hs_flush_before_exit(HS_END_UNDERSCORE_EXIT);
 	if (real._exit)
 		real._exit(status);
 	syscall(SYS_exit_group, status);

@@ -91,7 +91,7 @@ static void emit_module(const struct dl_phdr_info *info, const char *path)
 	if (idlen > 64)
 		idlen = 64;
 	*p++ = HS_REC_MODULE;
-	p = hs_varint_put(p, hs_now());
+	p = hs_varint_put(p, hs_now_ns());
 	p = hs_varint_put(p, info->dlpi_addr);
 	p = hs_varint_put(p, plen);
 	memcpy(p, path, plen);
@@ -168,7 +168,7 @@ void hs_modules_scan(void)
 			continue;
 		uint8_t rec[1 + 2 * HS_VARINT_MAX], *p = rec;
 		*p++ = HS_REC_MODULE_UNLOAD;
-		p = hs_varint_put(p, hs_now());
+		p = hs_varint_put(p, hs_now_ns());
 		p = hs_varint_put(p, mods[i].base);
 		hs_meta_append(rec, (size_t)(p - rec));
 		mods[i] = mods[--nmods];

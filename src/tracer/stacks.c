@@ -41,8 +41,7 @@ int hs_stacks_init(void)
 	table = hs_map(table_cap * sizeof(*table));
 	if (!table)
 		return -1;
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-	return 0;
+	return hs_unwind_init();
 }
 
 void hs_stacks_reset(void)
@@ -103,47 +102,85 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
 	return table[j].id;
 }
 
+static inline size_t pair_slot(uint32_t parent, uint64_t ip)
+{
+	return (size_t)(((ip ^ ((uint64_t)parent << 32)) * 0x9e3779b97f4a7c15ull) >> 40) & (HS_STACK_CACHE - 1);
+}
+
+/* Node ids of frames[first-1 .. 0] given the id of frames[first] (0 at the top). */
+static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *ips, size_t stride, int count,
+			  uint32_t *out)
+{
+	int locked = 0;
+
+	for (int i = count - 1; i >= 0; i--) {
+		uint64_t ip = *(const uint64_t *)((const char *)ips + (size_t)i * stride);
+		struct hs_stack_slot *slot = &t->cache[pair_slot(parent, ip)];
+		uint32_t id;
+
+		if (slot->ip == ip && slot->parent == parent) {
+			id = slot->id;
+		} else {
+			if (!locked) {
+				/* a signal handler nested in a table update of this thread cannot take the lock */
+				if (t->in_stack_lock) {
+					parent = 0;
+					break;
+				}
+				t->in_stack_lock = 1;
+				t->internal++;
+				pthread_mutex_lock(&stack_lock);
+				locked = 1;
+			}
+			id = node_get(parent, ip);
+			if (!id) {
+				parent = 0;
+				break;
+			}
+			slot->ip = 0;
+			atomic_signal_fence(memory_order_seq_cst);
+			slot->parent = parent;
+			slot->id = id;
+			atomic_signal_fence(memory_order_seq_cst);
+			slot->ip = ip;
+		}
+		if (out)
+			*(uint32_t *)((char *)out + (size_t)i * sizeof(struct hs_uframe)) = id;
+		parent = id;
+	}
+	if (locked) {
+		pthread_mutex_unlock(&stack_lock);
+		t->internal--;
+		t->in_stack_lock = 0;
+	}
+	return parent;
+}
+
 uint32_t hs_stack_capture(struct hs_thread *t)
 {
-	void *raw[HS_MAX_FRAMES + 16];
-	int n, skip = 0;
-	uint64_t h = 0x9e3779b97f4a7c15ull;
-	struct hs_stack_slot *slot;
-	uint32_t id = 0;
+	struct hs_uframe *f = t->uw.prev;
+	int fresh, n;
+	uint32_t id;
 
-	n = unw_backtrace(raw, HS_MAX_FRAMES + 16);
-	while (skip < n && (uintptr_t)raw[skip] >= hs_g.self_lo && (uintptr_t)raw[skip] < hs_g.self_hi)
-		skip++;
-	if (n - skip > HS_MAX_FRAMES)
-		n = skip + HS_MAX_FRAMES;
-	if (n <= skip)
-		return 0;
-	for (int i = skip; i < n; i++)
-		h = mix(h ^ (uint64_t)(uintptr_t)raw[i]) + (uint64_t)i;
-	h |= 1;
-	slot = &t->cache[h & (HS_STACK_CACHE - 1)];
-	if (slot->hash == h)
-		return slot->id;
-	/* a signal handler nested in a table update of this thread cannot take the lock */
-	if (t->in_stack_lock)
-		return 0;
-	t->in_stack_lock = 1;
-	t->internal++;
-	pthread_mutex_lock(&stack_lock);
-	for (int i = n - 1; i >= skip; i--) {
-		id = node_get(id, (uint64_t)(uintptr_t)raw[i]);
-		if (!id)
-			break;
+	if (t->in_unwind) {
+		/* a signal handler interrupted this thread's walk: leave its state alone */
+		void *raw[HS_MAX_FRAMES + 16];
+		uint64_t ips[HS_MAX_FRAMES];
+		int k = 0, m = unw_backtrace(raw, HS_MAX_FRAMES + 16);
+		for (int i = 0; i < m && k < HS_MAX_FRAMES; i++)
+			if ((uintptr_t)raw[i] < hs_g.self_lo || (uintptr_t)raw[i] >= hs_g.self_hi)
+				ips[k++] = (uint64_t)(uintptr_t)raw[i];
+		return k ? nodes_for(t, 0, ips, sizeof(ips[0]), k, NULL) : 0;
 	}
-	pthread_mutex_unlock(&stack_lock);
-	t->internal--;
-	t->in_stack_lock = 0;
-	if (id) {
-		slot->hash = 0;
-		atomic_signal_fence(memory_order_seq_cst);
-		slot->id = id;
-		atomic_signal_fence(memory_order_seq_cst);
-		slot->hash = h;
+	t->in_unwind = 1;
+	n = hs_unwind(t, &fresh);
+	if (n == 0) {
+		t->in_unwind = 0;
+		return 0;
 	}
+	id = nodes_for(t, fresh < n ? f[fresh].node : 0, &f[0].ip, sizeof(*f), fresh, &f[0].node);
+	if (!id)
+		t->uw.prev_n = 0; /* node ids incomplete: do not reuse this walk */
+	t->in_unwind = 0;
 	return id;
 }

@@ -7,12 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <x86intrin.h>
 
 #include "../format/records.h"
 
 #define HS_MAX_FRAMES 128
 #define HS_RING_EVENTS (16u << 10)
-#define HS_STACK_CACHE 2048
+#define HS_STACK_CACHE 4096
 
 /* An event as the hooks leave it in their thread's ring; the writer encodes it. */
 enum hs_ev_type { HS_EV_ALLOC = 1, HS_EV_FREE, HS_EV_MMAP, HS_EV_MUNMAP, HS_EV_MREMAP, HS_EV_BRK };
@@ -27,9 +28,26 @@ struct hs_ev {
 	uint32_t pad[3];
 };
 
+/* (parent node, return address) -> node id, a thread's view of the shared stack trie */
 struct hs_stack_slot {
-	uint64_t hash;
+	uint64_t ip;
+	uint32_t parent;
 	uint32_t id;
+};
+
+/* One frame of a walk, with the stack words read to get past it (see unwind.c). */
+struct hs_uframe {
+	uint64_t ip, sp, bp;
+	uint64_t ra_addr, ra_val;
+	uint64_t bp_addr, bp_val;
+	uint32_t node;
+	uint8_t bp_ok;
+};
+
+struct hs_unwind_state {
+	int prev_n;
+	struct hs_uframe prev[HS_MAX_FRAMES];
+	struct hs_uframe cur[HS_MAX_FRAMES];
 };
 
 /*
@@ -45,13 +63,16 @@ struct hs_thread {
 	int depth;                  /* owner only: nesting of recording (signal handlers) */
 	int internal;               /* owner only: >0 while tracer code that may allocate runs */
 	int in_stack_lock;          /* owner only: holds the stack table lock */
+	int in_unwind;              /* owner only: t->uw is being rewritten */
 	int dtor_rounds;
 	atomic_int dead;
 	int64_t sample_left;
 	uint64_t rng;
 	_Atomic uint64_t calls[HS_FN_COUNT];
 	_Atomic uint64_t bytes[HS_FN_COUNT];
+	uintptr_t stack_lo, stack_hi;
 	struct hs_stack_slot cache[HS_STACK_CACHE];
+	struct hs_unwind_state uw;
 	struct hs_ev ring[HS_RING_EVENTS];
 };
 
@@ -89,14 +110,29 @@ extern struct hs_global hs_g;
 
 /* state.c */
 struct hs_thread *hs_thread_get(void);
-uint64_t hs_now(void);
+uint64_t hs_now_ns(void);   /* nanoseconds since the start, for records written directly */
+uint64_t hs_ticks_to_ns(uint64_t ticks);
+uint64_t hs_ns_to_ticks(uint64_t ns);
+void hs_clock_refine(void);
 void hs_disable(const char *why);
 void hs_ensure_writer(void);
+
+/* event stamps: cheap, converted to nanoseconds by the writer */
+extern int hs_use_tsc;
+static inline uint64_t hs_ticks(void)
+{
+	return hs_use_tsc ? __rdtsc() : hs_now_ns();
+}
 
 /* stacks.c */
 int hs_stacks_init(void);
 uint32_t hs_stack_capture(struct hs_thread *t);
 void hs_stacks_reset(void);
+
+/* unwind.c */
+int hs_unwind_init(void);
+void hs_unwind_thread_init(struct hs_thread *t);
+int hs_unwind(struct hs_thread *t, int *fresh);
 
 /* modules.c */
 int hs_modules_init(void);
@@ -115,8 +151,8 @@ void hs_meta_reset(void);
 int hs_writer_open(void);
 int hs_writer_start(void);
 void hs_writer_stop(void);
-void hs_writer_flush(int force);
-void hs_writer_finish(int clean);
+uint64_t hs_writer_flush(int force);
+void hs_writer_finish(int reason);
 void hs_writer_after_fork_child(void);
 void hs_writer_wake(void);
 

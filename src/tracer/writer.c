@@ -18,7 +18,7 @@
 #define HS_CHUNK_TARGET (1u << 20)          /* raw bytes that make a chunk worth compressing */
 #define HS_FLUSH_NS (100ull * 1000 * 1000)  /* a partial chunk is written at least this often */
 #define HS_TICK_NS (10ull * 1000 * 1000)    /* rss sampling period */
-#define HS_HOLD_NS (500ull * 1000)          /* events younger than this may still be overtaken */
+#define HS_HOLD_NS (200ull * 1000)          /* events younger than this may still be overtaken */
 #define HS_EVENT_MAX 64                     /* bytes one encoded event can take */
 
 static struct hs_encoder *enc;
@@ -36,6 +36,8 @@ static int chunks_since_totals;
 /* delta state of the chunk being built */
 static uint64_t c_ts, c_ptr;
 static uint32_t c_tid;
+static uint64_t last_ns, last_ticks; /* conversions are clamped to never run backwards */
+static uint64_t hold_ticks;
 
 static void chunk_reset(void)
 {
@@ -272,7 +274,7 @@ static void emit_rss(void)
 	for (s += *s == ' '; *s >= '0' && *s <= '9'; s++)
 		pages = pages * 10 + (uint64_t)(*s - '0');
 	*p++ = HS_REC_RSS;
-	p = hs_varint_put(p, hs_now());
+	p = hs_varint_put(p, hs_now_ns());
 	p = hs_varint_put(p, pages * (uint64_t)sysconf(_SC_PAGESIZE));
 	hs_meta_append(rec, (size_t)(p - rec));
 }
@@ -294,7 +296,7 @@ static void emit_totals(void)
 		}
 	pthread_mutex_unlock(&hs_g.threads_lock);
 	*p++ = HS_REC_TOTALS;
-	p = hs_varint_put(p, hs_now());
+	p = hs_varint_put(p, hs_now_ns());
 	p = hs_varint_put(p, HS_FN_COUNT);
 	for (int i = 0; i < HS_FN_COUNT; i++) {
 		p = hs_varint_put(p, calls[i]);
@@ -318,6 +320,15 @@ static void take_meta(void)
 static void encode_event(const struct hs_ev *e)
 {
 	uint8_t *p = raw + raw_len;
+	uint64_t ts = hs_ticks_to_ns(e->ts);
+
+	/* a new rate may map a later tick a hair before an earlier one; a late event keeps its time */
+	if (e->ts >= last_ticks) {
+		if (ts < last_ns)
+			ts = last_ns;
+		last_ns = ts;
+		last_ticks = e->ts;
+	}
 
 	if (e->tid != c_tid) {
 		*p++ = HS_REC_THREAD;
@@ -327,7 +338,7 @@ static void encode_event(const struct hs_ev *e)
 	switch (e->type) {
 	case HS_EV_ALLOC:
 		*p++ = HS_REC_ALLOC;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
 		p = hs_varint_put(p, e->fn);
 		p = hs_varint_put(p, hs_zigzag((int64_t)(e->a - c_ptr)));
 		p = hs_varint_put(p, e->b);
@@ -338,14 +349,14 @@ static void encode_event(const struct hs_ev *e)
 		break;
 	case HS_EV_FREE:
 		*p++ = HS_REC_FREE;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
 		p = hs_varint_put(p, e->fn);
 		p = hs_varint_put(p, hs_zigzag((int64_t)(e->a - c_ptr)));
 		c_ptr = e->a;
 		break;
 	case HS_EV_MMAP:
 		*p++ = HS_REC_MMAP;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
 		p = hs_varint_put(p, e->a);
 		p = hs_varint_put(p, e->b);
 		p = hs_varint_put(p, e->c >> 32);
@@ -354,13 +365,13 @@ static void encode_event(const struct hs_ev *e)
 		break;
 	case HS_EV_MUNMAP:
 		*p++ = HS_REC_MUNMAP;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
 		p = hs_varint_put(p, e->a);
 		p = hs_varint_put(p, e->b);
 		break;
 	case HS_EV_MREMAP:
 		*p++ = HS_REC_MREMAP;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
 		p = hs_varint_put(p, e->a);
 		p = hs_varint_put(p, e->b);
 		p = hs_varint_put(p, e->c);
@@ -369,7 +380,7 @@ static void encode_event(const struct hs_ev *e)
 		break;
 	case HS_EV_BRK:
 		*p++ = HS_REC_BRK;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->ts - c_ts)));
+		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
 		p = hs_varint_put(p, e->fn);
 		p = hs_varint_put(p, e->a);
 		p = hs_varint_put(p, e->b);
@@ -378,7 +389,7 @@ static void encode_event(const struct hs_ev *e)
 	default:
 		return;
 	}
-	c_ts = e->ts;
+	c_ts = ts;
 	raw_len = (size_t)(p - raw);
 }
 
@@ -389,13 +400,14 @@ static void encode_event(const struct hs_ev *e)
  * taking its timestamp and publishing it for longer than the hold time; the
  * reader matches frees to allocations by time, so such a late event is safe.
  */
-static void drain(int force)
+static uint64_t drain(int force)
 {
 	enum { MAXT = 256 };
 	struct hs_thread *ts[MAXT];
 	uint64_t pos[MAXT], end[MAXT];
 	int k = 0, more_threads = 0;
-	uint64_t watermark = force ? UINT64_MAX : hs_now() - HS_HOLD_NS;
+	uint64_t backlog = 0;
+	uint64_t watermark = force ? UINT64_MAX : hs_ticks() - hold_ticks;
 
 	pthread_mutex_lock(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next) {
@@ -438,10 +450,17 @@ static void drain(int force)
 				atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
 		}
 	}
-	for (int i = 0; i < k; i++)
+	for (int i = 0; i < k; i++) {
 		atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
-	if (more_threads)
-		drain(force);
+		if (end[i] - pos[i] > backlog)
+			backlog = end[i] - pos[i];
+	}
+	if (more_threads) {
+		uint64_t b = drain(force);
+		if (b > backlog)
+			backlog = b;
+	}
+	return backlog;
 }
 
 /* Reclaims the rings of threads that have exited once they are empty. */
@@ -465,17 +484,20 @@ static void reap(void)
 	pthread_mutex_unlock(&hs_g.threads_lock);
 }
 
-void hs_writer_flush(int force)
+uint64_t hs_writer_flush(int force)
 {
+	uint64_t backlog = 0;
+
 	pthread_mutex_lock(&hs_g.writer_lock);
 	if (atomic_load(&hs_g.state) == HS_ACTIVE) {
-		drain(force);
-		if (force || raw_len >= HS_CHUNK_TARGET || (raw_len && hs_now() - raw_since >= HS_FLUSH_NS))
+		backlog = drain(force);
+		if (force || raw_len >= HS_CHUNK_TARGET || (raw_len && hs_now_ns() - raw_since >= HS_FLUSH_NS))
 			write_chunk();
 		if (raw_len == 0)
-			raw_since = hs_now();
+			raw_since = hs_now_ns();
 	}
 	pthread_mutex_unlock(&hs_g.writer_lock);
+	return backlog;
 }
 
 void hs_writer_wake(void)
@@ -494,10 +516,12 @@ static void *writer_main(void *arg)
 		self->internal++;
 	while (!atomic_load(&hs_g.writer_stop)) {
 		struct timespec to = { 0, 0 };
-		uint64_t now = hs_now();
+		uint64_t now = hs_now_ns(), backlog;
 
 		if (now >= next_tick) {
 			pthread_mutex_lock(&hs_g.writer_lock);
+			hs_clock_refine();
+			hold_ticks = hs_ns_to_ticks(HS_HOLD_NS);
 			emit_rss();
 			if (chunks_since_totals >= 10) {
 				emit_totals();
@@ -508,8 +532,12 @@ static void *writer_main(void *arg)
 			reap();
 			next_tick = now + HS_TICK_NS;
 		}
-		hs_writer_flush(0);
-		to.tv_nsec = (long)(next_tick > now ? next_tick - now : 1000);
+		backlog = hs_writer_flush(0);
+		/* events held back for ordering are due soon: come back for them rather than at the next tick */
+		if (backlog > HS_RING_EVENTS / 8)
+			to.tv_nsec = (long)(HS_HOLD_NS / 2);
+		else
+			to.tv_nsec = (long)(next_tick > now ? next_tick - now : 1000);
 		if (!atomic_exchange(&hs_g.wake, 0))
 			syscall(SYS_futex, &hs_g.wake, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
 		atomic_store(&hs_g.wake, 0);
@@ -546,20 +574,19 @@ void hs_writer_stop(void)
 	hs_g.writer_running = 0;
 }
 
-/* Final flush: everything pending, the exact totals and, for a clean exit, the end record. */
-void hs_writer_finish(int clean)
+/* Final flush: everything pending, the exact totals and the end record with why it ended. */
+void hs_writer_finish(int reason)
 {
-	uint8_t rec[1 + HS_VARINT_MAX], *p = rec;
+	uint8_t rec[1 + 2 * HS_VARINT_MAX], *p = rec;
 
 	pthread_mutex_lock(&hs_g.writer_lock);
 	emit_rss();
 	emit_totals();
 	pthread_mutex_unlock(&hs_g.writer_lock);
-	if (clean) {
-		*p++ = HS_REC_END;
-		p = hs_varint_put(p, hs_now());
-		hs_meta_append(rec, (size_t)(p - rec));
-	}
+	*p++ = HS_REC_END;
+	p = hs_varint_put(p, hs_now_ns());
+	p = hs_varint_put(p, (uint64_t)reason);
+	hs_meta_append(rec, (size_t)(p - rec));
 	hs_writer_flush(1);
 	reap();
 }

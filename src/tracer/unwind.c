@@ -1,0 +1,413 @@
+/* unwind.c - fast backtraces: cached CFI rules per return address, and reuse of the unchanged outer frames */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <libunwind.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+/*
+ * Why not libunwind alone: unw_backtrace costs ~8-10 ns a frame here, and
+ * allocations are typically 15-60 frames deep. Two things make it cheaper:
+ *
+ * 1. The unwind rule of a return address (CFA from rsp or rbp plus an
+ *    offset, where the return address and rbp were saved) is computed once
+ *    with libdw from .eh_frame and kept in a lock-free table.
+ *
+ * 2. A thread's previous backtrace is kept with the stack words it read. When
+ *    the walk reaches a frame whose registers (ip, sp, bp) equal a frame of
+ *    the previous walk, the rest of the walk can only differ if one of the
+ *    words read for it changed; checking them is a load and a compare per
+ *    frame, and their trie node ids are reused as they are.
+ *
+ * Anything the rules cannot express (CFA expressions, signal frames, frames
+ * outside the thread's stack) falls back to libunwind for the whole walk.
+ */
+
+#define REG_SP 7
+#define REG_BP 6
+#define REG_RA 16
+
+enum { RULE_OK = 1, RULE_LAST = 2, RULE_BAD = 3 };
+enum { BP_SAME = 0, BP_SAVED = 1, BP_LOST = 2 };
+enum { CFA_SP = 0, CFA_BP = 1 };
+
+struct rule {
+	_Atomic uint64_t ip; /* the return address; 0: empty slot */
+	int32_t cfa_off;
+	int16_t ra_off;
+	int16_t bp_off;
+	uint8_t kind, cfa_reg, bp_rule;
+};
+
+#define RULES (1u << 16)
+static struct rule *rules;
+static size_t rules_used;
+static pthread_mutex_t rules_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct cfi_module {
+	uintptr_t lo, hi, bias;
+	Elf *elf;
+	Dwarf_CFI *cfi;
+	int fd;
+};
+
+#define CFI_MODULES 512
+static struct cfi_module cfi_mods[CFI_MODULES];
+static int ncfi_mods;
+
+static inline size_t rule_slot(uint64_t ip)
+{
+	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 48) & (RULES - 1);
+}
+
+static inline const struct rule *rule_find(uint64_t ip)
+{
+	size_t i = rule_slot(ip);
+
+	for (;;) {
+		uint64_t k = atomic_load_explicit(&rules[i].ip, memory_order_acquire);
+		if (k == ip)
+			return &rules[i];
+		if (k == 0)
+			return NULL;
+		i = (i + 1) & (RULES - 1);
+	}
+}
+
+struct find_ctx {
+	uintptr_t ip;
+	struct cfi_module *m;
+};
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_ctx *c = data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	long n;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (c->ip < lo || c->ip >= hi)
+		return 0;
+	if (!path || !*path) {
+		n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = 0;
+		path = exe;
+	}
+	if (ncfi_mods == CFI_MODULES || path[0] != '/')
+		return 1;
+	struct cfi_module *m = &cfi_mods[ncfi_mods];
+	m->lo = lo;
+	m->hi = hi;
+	m->bias = info->dlpi_addr;
+	m->fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (m->fd >= 0) {
+		m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
+		m->cfi = m->elf ? dwarf_getcfi_elf(m->elf) : NULL;
+	}
+	ncfi_mods++;
+	c->m = m;
+	return 1;
+}
+
+static struct cfi_module *module_for(uintptr_t ip)
+{
+	struct find_ctx c = { .ip = ip };
+
+	for (int i = 0; i < ncfi_mods; i++)
+		if (ip >= cfi_mods[i].lo && ip < cfi_mods[i].hi)
+			return &cfi_mods[i];
+	dl_iterate_phdr(find_module, &c);
+	return c.m;
+}
+
+/* "CFA + k" from the handful of operations libdw uses for simple rules */
+static int cfa_offset_of(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	int64_t v = 0;
+
+	if (n < 1 || ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	for (size_t i = 1; i < n; i++) {
+		if (ops[i].atom == DW_OP_plus_uconst)
+			v += (int64_t)ops[i].number;
+		else if (ops[i].atom == DW_OP_consts && i + 1 < n && ops[i + 1].atom == DW_OP_plus)
+			v += (int64_t)ops[i++].number;
+		else
+			return -1;
+	}
+	*off = v;
+	return 0;
+}
+
+static void compute(struct rule *r, uint64_t ret)
+{
+	uintptr_t pc = ret - 1; /* inside the call instruction, even after a noreturn call */
+	struct cfi_module *m = module_for(pc);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op *ops, mem[3];
+	size_t n;
+	int64_t off, cfa_off;
+	uint64_t reg;
+
+	r->kind = RULE_BAD;
+	if (!m || !m->cfi || dwarf_cfi_addrframe(m->cfi, pc - m->bias, &fr) != 0)
+		goto out;
+	if (dwarf_frame_cfa(fr, &ops, &n) != 0 || n != 1)
+		goto out;
+	/* libdw gives "register + offset" as DW_OP_bregx (reg, off) */
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = ops[0].number;
+		cfa_off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom == DW_OP_breg7 || ops[0].atom == DW_OP_breg6) {
+		reg = ops[0].atom == DW_OP_breg7 ? REG_SP : REG_BP;
+		cfa_off = (int64_t)ops[0].number;
+	} else {
+		goto out;
+	}
+	if ((reg != REG_SP && reg != REG_BP) || cfa_off > INT32_MAX || cfa_off < INT32_MIN)
+		goto out;
+	r->cfa_reg = reg == REG_SP ? CFA_SP : CFA_BP;
+	r->cfa_off = (int32_t)cfa_off;
+	if (dwarf_frame_register(fr, REG_RA, mem, &ops, &n) != 0)
+		goto out;
+	if (n == 0) {
+		/* undefined return address: the outermost frame */
+		if (ops == mem)
+			r->kind = RULE_LAST;
+		goto out;
+	}
+	if (cfa_offset_of(ops, n, &off) || off < INT16_MIN || off > INT16_MAX)
+		goto out;
+	r->ra_off = (int16_t)off;
+	if (dwarf_frame_register(fr, REG_BP, mem, &ops, &n) != 0)
+		goto out;
+	if (n == 0) {
+		r->bp_rule = ops == mem ? BP_LOST : BP_SAME;
+	} else {
+		if (cfa_offset_of(ops, n, &off) || off < INT16_MIN || off > INT16_MAX)
+			goto out;
+		r->bp_rule = BP_SAVED;
+		r->bp_off = (int16_t)off;
+	}
+	r->kind = RULE_OK;
+out:
+	free(fr);
+}
+
+/* Slow path: under the lock, with the thread marked internal (libdw allocates). */
+static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
+{
+	const struct rule *found;
+	struct rule tmp = { 0 };
+	size_t i;
+
+	if (t->in_stack_lock)
+		return NULL;
+	t->in_stack_lock = 1;
+	t->internal++;
+	pthread_mutex_lock(&rules_lock);
+	found = rule_find(ip);
+	if (!found && rules_used < RULES / 2) {
+		compute(&tmp, ip);
+		i = rule_slot(ip);
+		while (atomic_load_explicit(&rules[i].ip, memory_order_relaxed))
+			i = (i + 1) & (RULES - 1);
+		rules[i].cfa_off = tmp.cfa_off;
+		rules[i].ra_off = tmp.ra_off;
+		rules[i].bp_off = tmp.bp_off;
+		rules[i].kind = tmp.kind;
+		rules[i].cfa_reg = tmp.cfa_reg;
+		rules[i].bp_rule = tmp.bp_rule;
+		atomic_store_explicit(&rules[i].ip, ip, memory_order_release);
+		rules_used++;
+		found = &rules[i];
+	}
+	pthread_mutex_unlock(&rules_lock);
+	t->internal--;
+	t->in_stack_lock = 0;
+	return found;
+}
+
+int hs_unwind_init(void)
+{
+	rules = hs_map(RULES * sizeof(*rules));
+	if (!rules)
+		return -1;
+	elf_version(EV_CURRENT);
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	return 0;
+}
+
+void hs_unwind_thread_init(struct hs_thread *t)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	t->internal++;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			t->stack_lo = (uintptr_t)addr;
+			t->stack_hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	t->internal--;
+}
+
+static inline int in_stack(const struct hs_thread *t, uintptr_t a)
+{
+	return a >= t->stack_lo && a + 8 <= t->stack_hi && !(a & 7);
+}
+
+/* libunwind for the walks our rules cannot do; our own frames are dropped */
+static int slow_walk(struct hs_thread *t)
+{
+	void *raw[HS_MAX_FRAMES + 16];
+	int n = unw_backtrace(raw, HS_MAX_FRAMES + 16), skip = 0, k = 0;
+
+	while (skip < n && (uintptr_t)raw[skip] >= hs_g.self_lo && (uintptr_t)raw[skip] < hs_g.self_hi)
+		skip++;
+	for (int i = skip; i < n && k < HS_MAX_FRAMES; i++) {
+		memset(&t->uw.prev[k], 0, sizeof(t->uw.prev[k]));
+		t->uw.prev[k++].ip = (uint64_t)(uintptr_t)raw[i];
+	}
+	/* without registers these frames cannot be matched by the next walk */
+	t->uw.prev_n = 0;
+	return k;
+}
+
+static inline int same_above(const struct hs_unwind_state *u, int j)
+{
+	for (int k = j; k < u->prev_n; k++) {
+		const struct hs_uframe *f = &u->prev[k];
+		if (f->ra_addr && *(const uint64_t *)(uintptr_t)f->ra_addr != f->ra_val)
+			return 0;
+		if (f->bp_addr && *(const uint64_t *)(uintptr_t)f->bp_addr != f->bp_val)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Leaves the backtrace of the hook's caller in t->uw.prev[0 .. return value),
+ * innermost first. *fresh tells how many innermost frames are new: the
+ * others were kept, node ids included, from the previous walk.
+ */
+__attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
+{
+	struct hs_unwind_state *u = &t->uw;
+	uintptr_t *fp = __builtin_frame_address(0);
+	uint64_t ip = 0, sp = 0, bp = 0;
+	int bp_ok = 1, n = 0, j = 0, keep = 0, total;
+
+	if (!t->stack_hi)
+		goto slow;
+	/* our own frames keep frame pointers: walk them to the first foreign frame */
+	for (int i = 0; i < 32; i++) {
+		if (!in_stack(t, (uintptr_t)fp) || !in_stack(t, (uintptr_t)(fp + 1)))
+			goto slow;
+		ip = fp[1];
+		if (ip < hs_g.self_lo || ip >= hs_g.self_hi) {
+			sp = (uint64_t)(uintptr_t)(fp + 2);
+			bp = fp[0];
+			break;
+		}
+		if (fp[0] <= (uintptr_t)fp)
+			goto slow;
+		fp = (uintptr_t *)fp[0];
+	}
+	if (!sp)
+		goto slow;
+
+	while (n < HS_MAX_FRAMES) {
+		const struct rule *r;
+		struct hs_uframe *f = &u->cur[n];
+		uint64_t cfa;
+
+		/* the previous walk's frames are ordered by sp: look for one with the same registers */
+		while (j < u->prev_n && u->prev[j].sp < sp)
+			j++;
+		if (j < u->prev_n && u->prev[j].sp == sp && u->prev[j].ip == ip && u->prev[j].bp == bp &&
+		    u->prev[j].bp_ok == bp_ok) {
+			if (same_above(u, j)) {
+				keep = u->prev_n - j;
+				break;
+			}
+			j = u->prev_n; /* a word above changed: no later frame can match either */
+		}
+		r = rule_find(ip);
+		if (!r)
+			r = rule_add(t, ip);
+		if (!r || r->kind == RULE_BAD)
+			goto slow;
+		f->ip = ip;
+		f->sp = sp;
+		f->bp = bp;
+		f->bp_ok = (uint8_t)bp_ok;
+		f->ra_addr = 0;
+		f->bp_addr = 0;
+		n++;
+		if (r->kind == RULE_LAST)
+			break;
+		if (r->cfa_reg == CFA_BP && !bp_ok)
+			goto slow;
+		cfa = (r->cfa_reg == CFA_SP ? sp : bp) + (uint64_t)(int64_t)r->cfa_off;
+		f->ra_addr = cfa + (uint64_t)(int64_t)r->ra_off;
+		if (cfa <= sp || !in_stack(t, f->ra_addr))
+			goto slow;
+		f->ra_val = *(const uint64_t *)(uintptr_t)f->ra_addr;
+		if (r->bp_rule == BP_SAVED) {
+			f->bp_addr = cfa + (uint64_t)(int64_t)r->bp_off;
+			if (!in_stack(t, f->bp_addr))
+				goto slow;
+			f->bp_val = *(const uint64_t *)(uintptr_t)f->bp_addr;
+			bp = f->bp_val;
+			bp_ok = 1;
+		} else if (r->bp_rule == BP_LOST) {
+			bp_ok = 0;
+		}
+		ip = f->ra_val;
+		sp = cfa;
+		if (ip == 0)
+			break;
+	}
+	total = n + keep;
+	if (total > HS_MAX_FRAMES) {
+		keep = HS_MAX_FRAMES - n;
+		total = HS_MAX_FRAMES;
+	}
+	if (keep && j != n)
+		memmove(&u->prev[n], &u->prev[j], (size_t)keep * sizeof(u->prev[0]));
+	if (n)
+		memcpy(&u->prev[0], &u->cur[0], (size_t)n * sizeof(u->prev[0]));
+	u->prev_n = total;
+	*fresh = n;
+	return total;
+
+slow:
+	total = slow_walk(t);
+	*fresh = total;
+	return total;
+}

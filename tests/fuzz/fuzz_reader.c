@@ -1,0 +1,142 @@
+/*
+ * fuzz_reader.c - libFuzzer target for the trace reader: whatever the bytes,
+ * reading them must not crash, leak, hang or trip a sanitizer.
+ *
+ * Two input modes, chosen by the first byte:
+ *   0x89 (the first byte of the file magic): the input is the trace file as is;
+ *   anything else: the rest of the input holds raw chunk payloads separated by
+ *     "CHNK"; the target wraps them with a valid header and checksummed zstd
+ *     chunks (the real encoder), so mutations reach the record decoder instead
+ *     of dying at a checksum. If bit 0 of the mode byte is set, the file is cut
+ *     short by (mode >> 1) bytes to exercise truncation.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format/encoder.h"
+#include "heapscope/reader.h"
+
+#define SEP "CHNK"
+#define SEP_LEN 4
+
+static int memfd = -1;
+static char path[64];
+static struct hs_encoder *enc;
+static uint8_t *file;
+static size_t file_len, file_cap;
+
+static void append(const void *p, size_t n)
+{
+	if (file_len + n > file_cap) {
+		while (file_len + n > file_cap)
+			file_cap = file_cap ? file_cap * 2 : 1 << 16;
+		file = realloc(file, file_cap);
+		if (!file)
+			abort();
+	}
+	memcpy(file + file_len, p, n);
+	file_len += n;
+}
+
+/* Payload mode: header + one chunk per SEP-separated piece. */
+static void wrap(const uint8_t *data, size_t size)
+{
+	uint8_t h[HS_FILE_HEADER_SIZE];
+	uint8_t mode = data[0];
+	const uint8_t *p = data + 1, *end = data + size;
+
+	if (!enc && hs_encoder_new(&enc) < 0)
+		abort();
+	file_len = 0;
+	hs_header_encode(h, 0, 0, 1, 1234);
+	append(h, sizeof(h));
+	for (;;) {
+		const uint8_t *q = memmem(p, (size_t)(end - p), SEP, SEP_LEN);
+		size_t n = (size_t)((q ? q : end) - p);
+		const void *c;
+		size_t cl;
+		if (n > HS_CHUNK_MAX_RAW || hs_encoder_chunk(enc, n ? p : (const uint8_t *)"", n, &c, &cl) < 0)
+			abort();
+		append(c, cl);
+		if (!q)
+			break;
+		p = q + SEP_LEN;
+	}
+	if ((mode & 1) && file_len > HS_FILE_HEADER_SIZE) {
+		size_t cut = mode >> 1;
+		file_len = cut < file_len - HS_FILE_HEADER_SIZE ? file_len - cut : HS_FILE_HEADER_SIZE;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct hs_reader *r = NULL;
+	struct hs_event ev;
+	static uint32_t seen[4096];
+	size_t nseen = 0;
+	volatile uint64_t sink = 0;
+
+	if (memfd < 0) {
+		memfd = memfd_create("hs-fuzz", 0);
+		if (memfd < 0) {
+			perror("memfd_create");
+			abort();
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
+	}
+	if (size && data[0] != 0x89) {
+		wrap(data, size);
+		data = file;
+		size = file_len;
+	}
+	if (ftruncate(memfd, 0) != 0 || (size && pwrite(memfd, data, size, 0) != (ssize_t)size))
+		abort();
+
+	if (hs_reader_open(&r, path) == 0) {
+		const struct hs_trace_info *info;
+		int rc, n = 0;
+		while ((rc = hs_reader_next(r, &ev)) > 0 && n++ < 1000000) {
+			sink += ev.time_ns + ev.ptr + ev.size + ev.addr + ev.len;
+			if (ev.stack && nseen < sizeof(seen) / sizeof(seen[0]))
+				seen[nseen++] = ev.stack;
+			if (ev.kind == HS_EVENT_MARKER && ev.label_len)
+				sink += (uint8_t)ev.label[ev.label_len - 1];
+			if (ev.kind == HS_EVENT_MODULE && ev.module)
+				sink += ev.module->lo + ev.module->hi + ev.module->build_id_len +
+					(ev.module->path[0] ? 1 : 0);
+			if (ev.kind == HS_EVENT_TOTALS)
+				sink += ev.calls[HS_FN_COUNT - 1] + ev.bytes[HS_FN_COUNT - 1];
+		}
+		(void)hs_reader_error(r);
+		(void)hs_reader_warning(r);
+		for (size_t i = 0; i < nseen; i++) {
+			uint64_t ips[128];
+			int k = hs_reader_stack(r, seen[i], ips, 128);
+			for (int j = 0; j < k; j++)
+				sink += ips[j];
+		}
+		/* every node the reader knows, too */
+		for (uint32_t s = 0, cnt = hs_reader_stack_count(r); s < cnt && s < 100000; s++) {
+			uint64_t ips[8];
+			int k = hs_reader_stack(r, s, ips, 8);
+			sink += (uint64_t)k;
+		}
+		info = hs_reader_info(r);
+		sink += info->pid + info->ppid + info->sample_bytes + (info->exe ? (uint8_t)info->exe[0] : 0);
+		for (int i = 0; i < info->argc; i++)
+			sink += (uint8_t)info->argv[i][0];
+		for (size_t i = 0; i < hs_reader_module_count(r); i++)
+			sink += hs_reader_module(r, i)->base;
+	}
+	(void)hs_reader_error(r);
+	hs_reader_close(r);
+	(void)sink;
+	return 0;
+}

@@ -1,0 +1,327 @@
+/* test_reader_errors.c - damaged and hostile traces: clear errors with offsets, warnings on truncation, no crash */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "common/bytes.h"
+#include "common/crc32c.h"
+#include "heapscope/reader.h"
+#include "tracebuild.h"
+
+static char dir[256];
+
+static const char *tmp_path(const char *name)
+{
+	static char p[8][320];
+	static int k;
+	char *s = p[k++ % 8];
+	snprintf(s, 320, "%s/%s", dir, name);
+	return s;
+}
+
+static const char *write_bytes(const char *name, const void *d, size_t n)
+{
+	const char *path = tmp_path(name);
+	struct tb_buf b = { (uint8_t *)d, n, n };
+	if (tb_write(&b, path) < 0) {
+		check_report(0, name, "expected to write %s got %s", path, strerror(errno));
+		exit(0);
+	}
+	return path;
+}
+
+/* open must fail; its message must contain want (and "offset" when asked) */
+static void open_fails(const char *name, const char *path, const char *want, int want_offset)
+{
+	struct hs_reader *r = NULL;
+	int rc = hs_reader_open(&r, path);
+	const char *err = r ? hs_reader_error(r) : "(no reader)";
+	char n[96];
+
+	snprintf(n, sizeof(n), "%s-open-fails", name);
+	check_report(rc < 0, n, "expected a negative code got %d", rc);
+	if (want) {
+		snprintf(n, sizeof(n), "%s-message", name);
+		CHECK_HAS(n, want, err);
+	}
+	if (want_offset) {
+		snprintf(n, sizeof(n), "%s-message-offset", name);
+		CHECK_HAS(n, "offset", err);
+	}
+	snprintf(n, sizeof(n), "%s-sticky", name);
+	if (rc < 0 && r) {
+		struct hs_event ev;
+		int rc2 = hs_reader_next(r, &ev);
+		check_report(rc2 < 0, n, "expected next() after a failed open to fail got %d", rc2);
+	}
+	hs_reader_close(r);
+}
+
+struct outcome {
+	int rc;       /* last return of next() */
+	int events;   /* events returned before it */
+	char err[512], warn[512];
+	uint64_t first_time; /* of the first event */
+};
+
+static struct outcome read_all(const char *path)
+{
+	struct outcome o;
+	struct hs_reader *r = NULL;
+	struct hs_event ev;
+
+	memset(&o, 0, sizeof(o));
+	o.rc = hs_reader_open(&r, path);
+	if (o.rc == 0) {
+		int guard = 0;
+		while ((o.rc = hs_reader_next(r, &ev)) > 0 && guard++ < 1000000) {
+			if (!o.events)
+				o.first_time = ev.time_ns;
+			o.events++;
+		}
+		/* calls after the end repeat the same answer */
+		if (hs_reader_next(r, &ev) != o.rc)
+			o.rc = 1000;
+		for (uint32_t s = 0; s < hs_reader_stack_count(r) + 2; s++) {
+			uint64_t ips[64];
+			hs_reader_stack(r, s, ips, 64);
+		}
+	}
+	snprintf(o.err, sizeof(o.err), "%s", r ? hs_reader_error(r) : "");
+	snprintf(o.warn, sizeof(o.warn), "%s", r ? hs_reader_warning(r) : "");
+	hs_reader_close(r);
+	return o;
+}
+
+/* A good file: header, chunk A (3 events), chunk B (2 events). */
+static struct tb good;
+static size_t chunk_b_off, chunk_b_len;
+
+static void build_good(void)
+{
+	tb_init(&good, 0, 0, 1, 99);
+	tb_stack(&good, 1, 0, 0x1000);
+	tb_alloc(&good, 5, 1, HS_FN_MALLOC, 0x1000, 10, 1, 0);
+	tb_alloc(&good, 6, 1, HS_FN_MALLOC, 0x2000, 10, 1, 0);
+	tb_free_rec(&good, 7, 1, HS_FN_FREE, 0x1000);
+	tb_flush(&good);
+	chunk_b_off = good.file.n;
+	tb_alloc(&good, 8, 1, HS_FN_MALLOC, 0x3000, 10, 1, 0);
+	tb_end(&good, 9, HS_END_EXIT);
+	tb_flush(&good);
+	chunk_b_len = good.file.n - chunk_b_off;
+}
+
+/* The good file's header and chunk A, then one chunk with the given raw payload. */
+static const char *with_payload(const char *name, const void *raw, size_t n)
+{
+	struct tb t;
+	const void *c;
+	size_t cl;
+	static uint8_t buf[1 << 16];
+
+	memcpy(buf, good.file.d, chunk_b_off);
+	tb_init(&t, 0, 0, 0, 0);
+	hs_encoder_chunk(t.enc, n ? raw : "", n, &c, &cl);
+	memcpy(buf + chunk_b_off, c, cl);
+	tb_free(&t);
+	return write_bytes(name, buf, chunk_b_off + cl);
+}
+
+static void payload_rejected(const char *name, const void *raw, size_t n, const char *want)
+{
+	struct outcome o = read_all(with_payload(name, raw, n));
+	char nm[96], off[32];
+
+	snprintf(nm, sizeof(nm), "%s-rejected", name);
+	check_report(o.rc < 0 && o.rc != 1000 && o.events == 3, nm,
+		     "expected 3 events then an error got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+	snprintf(nm, sizeof(nm), "%s-message", name);
+	CHECK_HAS(nm, want, o.err);
+	snprintf(nm, sizeof(nm), "%s-message-offset", name);
+	snprintf(off, sizeof(off), "offset %zu", chunk_b_off);
+	CHECK_HAS(nm, off, o.err);
+}
+
+int main(void)
+{
+	uint8_t h[HS_FILE_HEADER_SIZE], buf[4096];
+	struct outcome o;
+
+	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		check_report(0, "errors-tmpdir", "expected a temp dir got %s", strerror(errno));
+		return 0;
+	}
+	build_good();
+
+	o = read_all(write_bytes("good.hst", good.file.d, good.file.n));
+	check_report(o.rc == 0 && o.events == 5 && !o.err[0], "errors-baseline-good-file",
+		     "expected 5 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+
+	/* open-time failures */
+	{
+		struct hs_reader *r = NULL;
+		int rc = hs_reader_open(&r, tmp_path("does-not-exist"));
+		CHECK_I64("errors-missing-file", -ENOENT, rc);
+		hs_reader_close(r);
+		r = NULL;
+		rc = hs_reader_open(&r, dir);
+		CHECK_I64("errors-directory", -EISDIR, rc);
+		hs_reader_close(r);
+	}
+	open_fails("errors-empty", write_bytes("empty", "", 0), "empty", 1);
+	{
+		static const char text[] = "#!/bin/sh\n# not a trace at all, but long enough to hold a header\necho hi\n";
+		open_fails("errors-not-a-trace", write_bytes("script.sh", text, sizeof(text) - 1), "not a heapscope trace", 1);
+		open_fails("errors-short-not-a-trace", write_bytes("short", "HST", 3), "not a heapscope trace", 0);
+	}
+	open_fails("errors-truncated-header", write_bytes("trunc-hdr", good.file.d, 30), "truncated", 1);
+	open_fails("errors-magic-only", write_bytes("magic-only", good.file.d, 8), "truncated", 1);
+	memcpy(h, good.file.d, sizeof(h));
+	h[41] ^= 0x40; /* pid */
+	open_fails("errors-header-checksum", write_bytes("bad-crc", h, sizeof(h)), "checksum", 1);
+	memcpy(h, good.file.d, sizeof(h));
+	hs_put_u16(h + 12, 2);
+	hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+	open_fails("errors-major-version", write_bytes("v2", h, sizeof(h)), "version 2.0", 1);
+	memcpy(h, good.file.d, sizeof(h));
+	hs_put_u32(h + 8, 0x04030201u);
+	hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+	open_fails("errors-byte-order", write_bytes("big-endian", h, sizeof(h)), "byte order", 1);
+	memcpy(h, good.file.d, sizeof(h));
+	hs_put_u32(h + 16, 40);
+	hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+	open_fails("errors-header-size-too-small", write_bytes("hsize40", h, sizeof(h)), "header size", 1);
+
+	/* a newer minor version with a longer header is read, the extra bytes skipped */
+	{
+		size_t n = 0;
+		memcpy(buf, good.file.d, HS_FILE_HEADER_SIZE);
+		hs_put_u16(buf + 14, 7);
+		hs_put_u32(buf + 16, HS_FILE_HEADER_SIZE + 16);
+		hs_put_u32(buf + 44, hs_crc32c(0, buf, 44));
+		memset(buf + HS_FILE_HEADER_SIZE, 0xee, 16);
+		n = HS_FILE_HEADER_SIZE + 16;
+		memcpy(buf + n, good.file.d + HS_FILE_HEADER_SIZE, good.file.n - HS_FILE_HEADER_SIZE);
+		n += good.file.n - HS_FILE_HEADER_SIZE;
+		o = read_all(write_bytes("v1.7", buf, n));
+		check_report(o.rc == 0 && o.events == 5, "errors-longer-header-skipped",
+			     "expected 5 events got %d, rc=%d (%s)", o.events, o.rc, o.err);
+	}
+	/* a header alone is an empty trace */
+	o = read_all(write_bytes("header-only", good.file.d, HS_FILE_HEADER_SIZE));
+	check_report(o.rc == 0 && o.events == 0 && !o.err[0], "errors-header-only-is-empty",
+		     "expected no events, no error got %d, rc=%d (%s)", o.events, o.rc, o.err);
+
+	/* truncation: what was read stays, iteration ends with 0 and a warning naming the offset */
+	{
+		char off[32];
+		snprintf(off, sizeof(off), "offset %zu", chunk_b_off);
+		o = read_all(write_bytes("trunc-payload", good.file.d, chunk_b_off + chunk_b_len - 3));
+		check_report(o.rc == 0 && o.events == 3, "errors-truncated-chunk-ends-with-0",
+			     "expected 3 events then 0 got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+		CHECK_HAS("errors-truncated-chunk-warning", off, o.warn);
+		CHECK_HAS("errors-truncated-chunk-warning-truncated", "truncated", o.warn);
+		o = read_all(write_bytes("trunc-chunk-hdr", good.file.d, chunk_b_off + 10));
+		check_report(o.rc == 0 && o.events == 3, "errors-truncated-chunk-header-ends-with-0",
+			     "expected 3 events then 0 got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+		CHECK_HAS("errors-truncated-chunk-header-warning", off, o.warn);
+	}
+	/* corruption */
+	{
+		char off[32];
+		snprintf(off, sizeof(off), "offset %zu", chunk_b_off);
+		memcpy(buf, good.file.d, good.file.n);
+		buf[chunk_b_off + HS_CHUNK_HEADER_SIZE + 2] ^= 0x10;
+		o = read_all(write_bytes("bad-payload", buf, good.file.n));
+		check_report(o.rc < 0 && o.rc != 1000 && o.events == 3, "errors-corrupt-payload",
+			     "expected 3 events then an error got %d events, rc=%d", o.events, o.rc);
+		CHECK_HAS("errors-corrupt-payload-checksum", "checksum", o.err);
+		CHECK_HAS("errors-corrupt-payload-offset", off, o.err);
+
+		memcpy(buf, good.file.d, good.file.n);
+		buf[chunk_b_off + 9] ^= 0x01; /* stored size, header crc now wrong */
+		o = read_all(write_bytes("bad-chunk-hdr", buf, good.file.n));
+		check_report(o.rc < 0 && o.events == 3, "errors-corrupt-chunk-header",
+			     "expected 3 events then an error got %d events, rc=%d", o.events, o.rc);
+		CHECK_HAS("errors-corrupt-chunk-header-offset", off, o.err);
+
+		/* raw size that disagrees with the zstd frame, checksums recomputed */
+		memcpy(buf, good.file.d, good.file.n);
+		hs_put_u32(buf + chunk_b_off + 12, hs_get_u32(buf + chunk_b_off + 12) + 1);
+		hs_put_u32(buf + chunk_b_off + 20, hs_crc32c(0, buf + chunk_b_off, 20));
+		o = read_all(write_bytes("bad-rawsize", buf, good.file.n));
+		check_report(o.rc < 0 && o.events == 3, "errors-raw-size-mismatch",
+			     "expected 3 events then an error got %d events, rc=%d", o.events, o.rc);
+		CHECK_HAS("errors-raw-size-mismatch-offset", off, o.err);
+
+		/* raw size over the limit */
+		memcpy(buf, good.file.d, good.file.n);
+		hs_put_u32(buf + chunk_b_off + 12, HS_CHUNK_MAX_RAW + 1);
+		hs_put_u32(buf + chunk_b_off + 20, hs_crc32c(0, buf + chunk_b_off, 20));
+		o = read_all(write_bytes("huge-rawsize", buf, good.file.n));
+		check_report(o.rc < 0 && o.events == 3, "errors-raw-size-too-big",
+			     "expected 3 events then an error got %d events, rc=%d", o.events, o.rc);
+
+		/* garbage after the last chunk is not a chunk */
+		memcpy(buf, good.file.d, good.file.n);
+		memset(buf + good.file.n, 0x41, 40);
+		o = read_all(write_bytes("trailing-garbage", buf, good.file.n + 40));
+		check_report(o.rc < 0 && o.events == 5, "errors-trailing-garbage",
+			     "expected 5 events then an error got %d events, rc=%d", o.events, o.rc);
+	}
+
+	/* hostile payloads in an otherwise valid chunk */
+	{
+		static const uint8_t unknown[] = { HS_REC_THREAD, 1, 0x99, 1, 2, 3 };
+		payload_rejected("errors-unknown-record", unknown, sizeof(unknown), "unknown record type 0x99");
+		static const uint8_t zero_type[] = { 0x00 };
+		payload_rejected("errors-record-type-0", zero_type, sizeof(zero_type), "unknown record type 0x00");
+
+		static const uint8_t self_parent[] = { HS_REC_STACK, 5, 5, 0x10 };
+		payload_rejected("errors-stack-parent-equals-id", self_parent, sizeof(self_parent), "malformed");
+		static const uint8_t later_parent[] = { HS_REC_STACK, 5, 9, 0x10 };
+		payload_rejected("errors-stack-parent-after-id", later_parent, sizeof(later_parent), "malformed");
+		static const uint8_t id0[] = { HS_REC_STACK, 0, 0, 0x10 };
+		payload_rejected("errors-stack-id-0", id0, sizeof(id0), "malformed");
+		static const uint8_t id_over[] = { HS_REC_STACK, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0x10 }; /* 2^32 */
+		payload_rejected("errors-stack-id-over-32-bits", id_over, sizeof(id_over), "malformed");
+		/* a cycle through a redefined node must not loop: parents stay below ids */
+		static const uint8_t redefine[] = { HS_REC_STACK, 2, 1, 0x20, HS_REC_STACK, 1, 0, 0x10,
+						    HS_REC_STACK, 1, 2, 0x30 };
+		payload_rejected("errors-stack-redefined-cycle", redefine, sizeof(redefine), "malformed");
+
+		static const uint8_t trunc_varint[] = { HS_REC_ALLOC, 0, 0, 0x80 };
+		payload_rejected("errors-truncated-record", trunc_varint, sizeof(trunc_varint), "malformed");
+		static const uint8_t free_malloc[] = { HS_REC_FREE, 2, HS_FN_MALLOC, 2 };
+		payload_rejected("errors-free-with-malloc-fn", free_malloc, sizeof(free_malloc), "malformed");
+		static const uint8_t alloc_fn[] = { HS_REC_ALLOC, 2, HS_FN_COUNT, 2, 8, 0 };
+		payload_rejected("errors-alloc-bad-fn", alloc_fn, sizeof(alloc_fn), "malformed");
+		static const uint8_t brk_fn[] = { HS_REC_BRK, 2, HS_FN_MMAP, 1, 2, 0 };
+		payload_rejected("errors-brk-bad-fn", brk_fn, sizeof(brk_fn), "malformed");
+		static const uint8_t marker_len[] = { HS_REC_MARKER, 1, 1, 50, 'a', 'b' };
+		payload_rejected("errors-marker-past-end", marker_len, sizeof(marker_len), "malformed");
+		static const uint8_t end_reason[] = { HS_REC_END, 1, 9 };
+		payload_rejected("errors-end-bad-reason", end_reason, sizeof(end_reason), "malformed");
+		static const uint8_t totals_n[] = { HS_REC_TOTALS, 1, 0xff, 0x7f };
+		payload_rejected("errors-totals-too-many", totals_n, sizeof(totals_n), "malformed");
+		static const uint8_t module_nseg[] = { HS_REC_MODULE, 1, 0, 1, 'x', 0, 65 };
+		payload_rejected("errors-module-too-many-segments", module_nseg, sizeof(module_nseg), "malformed");
+		static const uint8_t module_trunc[] = { HS_REC_MODULE, 1, 0, 1, 'x', 0, 2, 1, 2, 3, 4, 5 };
+		payload_rejected("errors-module-truncated-segments", module_trunc, sizeof(module_trunc), "malformed");
+		static const uint8_t process_argc[] = { HS_REC_PROCESS, 1, 1, 1, 'x', 3, 1, 'a' };
+		payload_rejected("errors-process-missing-args", process_argc, sizeof(process_argc), "malformed");
+	}
+	{
+		char cmd[400];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			return 0;
+	}
+	tb_free(&good);
+	return 0;
+}
