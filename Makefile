@@ -32,16 +32,7 @@ say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
-t# V=1 shows the full commands
-ifeq ($(V),1)
-Q :=
-say :=
-else
-Q := @
-say = @printf '  %-7s %s\n' $(1) $(2);
-endif
-
-obj = $(patsubst src/%.c,$(BUILD)/tobj/%.o,$(1))
+tobj = $(patsubst src/%.c,$(BUILD)/tobj/%.o,$(1))
 
 LIB_TRACER := $(BUILD)/libheapscope.so
 LIB_READER := $(BUILD)/libheapscope-reader.a

@@ -138,7 +138,7 @@ def sym_any(name, path, needle):
 
 
 def no_hs(name, *paths):
-    """tracer frames (hs_*) must never appear"""
+    """tracer frames (hs_* functions, or anything in libheapscope.so) must never appear"""
     bad = set()
     nframes = 0
     for p in paths:
@@ -150,8 +150,9 @@ def no_hs(name, *paths):
         for _, _, f in frames_of(r):
             nframes += 1
             fn = f.get("function") or ""
-            if fn.startswith("hs_"):
-                bad.add(fn)
+            mod = f.get("module") or ""
+            if fn.startswith("hs_") or mod.endswith("/libheapscope.so"):
+                bad.add("%s [%s]" % (fn or f.get("address"), mod.rsplit("/", 1)[-1]))
     if nframes == 0:
         print("FAIL %s: reports contain no frames at all" % name)
     elif bad:
