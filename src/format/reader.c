@@ -283,6 +283,13 @@ bad:
 	return -1;
 }
 
+/* Types a later minor version may add (docs/FORMAT.md, "Compatibility"). */
+static int skippable(uint8_t t)
+{
+	return (t >= 0x02 && t <= 0x0f) || (t >= 0x24 && t <= 0x2f) || (t >= 0x32 && t <= 0x3f) ||
+	       (t >= 0x42 && t <= 0x4f) || (t >= 0x62 && t <= 0x7e);
+}
+
 static int decode_one(struct hs_reader *r, struct hs_event *ev)
 {
 	const uint8_t *start = r->p;
@@ -438,6 +445,14 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		ev->kind = HS_EVENT_END;
 		return 1;
 	default:
+		if (skippable(type)) {
+			/* a later minor version's record: its length follows the type */
+			GET(v);
+			if (v > (uint64_t)(r->end - r->p))
+				goto bad;
+			r->p += v;
+			return 0;
+		}
 		r->p = start;
 		return fail(r, -EINVAL, "'%s' is corrupt: unknown record type 0x%02x at byte %zu of the chunk at offset %llu",
 			    r->path, type, (size_t)(start - r->rbuf), (unsigned long long)r->chunk_off);

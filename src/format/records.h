@@ -47,24 +47,25 @@
 /*
  * Records inside a decompressed chunk payload. Every record starts with a
  * one-byte type; integers are unsigned LEB128 varints, "s" marks zigzag ones.
- * Delta state (time, thread, last pointer) resets at each chunk start, so
- * chunks decode independently.
+ * Events (0x10-0x2f) carry "dts", the time since the previous event of the
+ * chunk; other records carry an absolute "ts". Delta state (time, thread,
+ * last pointer) resets at each chunk start, so chunks decode independently.
  */
 enum hs_record_type {
 	HS_REC_THREAD = 0x01,        /* tid: thread of the following events */
-	HS_REC_ALLOC = 0x10,         /* dts, fn, s ptr-delta, size, stack [, s old-ptr-delta for realloc] */
-	HS_REC_FREE = 0x11,          /* dts, fn (free, realloc, reallocarray), s ptr-delta */
-	HS_REC_MMAP = 0x20,          /* dts, addr, len, prot, flags, stack */
-	HS_REC_MUNMAP = 0x21,        /* dts, addr, len */
-	HS_REC_MREMAP = 0x22,        /* dts, old_addr, old_len, new_addr, new_len, stack */
-	HS_REC_BRK = 0x23,           /* dts, fn (brk or sbrk), old_brk, new_brk, stack */
-	HS_REC_RSS = 0x30,           /* dts, rss bytes */
-	HS_REC_MARKER = 0x31,        /* dts, len, bytes */
-	HS_REC_MODULE = 0x40,        /* dts, base, path-len, path, id-len, build-id, nseg, {vaddr, memsz, flags}* */
-	HS_REC_MODULE_UNLOAD = 0x41, /* dts, base */
+	HS_REC_ALLOC = 0x10,         /* s dts, fn, s ptr-delta, size, stack [, s old-ptr minus ptr for realloc] */
+	HS_REC_FREE = 0x11,          /* s dts, fn (free, realloc, reallocarray), s ptr-delta */
+	HS_REC_MMAP = 0x20,          /* s dts, addr, len, prot, flags, stack */
+	HS_REC_MUNMAP = 0x21,        /* s dts, addr, len */
+	HS_REC_MREMAP = 0x22,        /* s dts, old_addr, old_len, new_addr, new_len, stack */
+	HS_REC_BRK = 0x23,           /* s dts, fn (brk or sbrk), old_brk, new_brk, stack */
+	HS_REC_RSS = 0x30,           /* ts, rss bytes */
+	HS_REC_MARKER = 0x31,        /* ts, tid, len, bytes */
+	HS_REC_MODULE = 0x40,        /* ts, base, path-len, path, id-len, build-id, nseg, {vaddr, memsz, flags, offset}* */
+	HS_REC_MODULE_UNLOAD = 0x41, /* ts, base */
 	HS_REC_STACK = 0x50,         /* id, parent id, return address: one node of the stack trie */
 	HS_REC_PROCESS = 0x60,       /* pid, ppid, exe-len, exe, argc, {len, arg}* */
-	HS_REC_TOTALS = 0x61,        /* dts, n, {calls, bytes}* indexed by enum hs_fn: exact, even when sampled */
+	HS_REC_TOTALS = 0x61,        /* ts, n, {calls, bytes}* indexed by enum hs_fn: exact, even when sampled */
 	HS_REC_END = 0x7f,           /* ts, reason: the process image ended cleanly (enum hs_end_reason) */
 };
 

@@ -178,7 +178,7 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 	void **userdata = NULL;
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = NULL, *scopes = NULL;
-	Dwfl_Line *line;
+	Dwfl_Line *src;
 	int n = 0, nscopes;
 
 	out[0] = (struct hs_frame){ .address = ret, .module = m ? m->path : NULL };
@@ -187,41 +187,52 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (userdata && *userdata)
 		return 1; /* build-id mismatch */
-	line = dwfl_module_getsrc(mod, pc);
-	if (line) {
+	src = dwfl_module_getsrc(mod, pc);
+	if (src) {
 		int ln = 0;
-		const char *f = dwfl_lineinfo(line, NULL, &ln, NULL, NULL, NULL);
+		const char *f = dwfl_lineinfo(src, NULL, &ln, NULL, NULL, NULL);
 		out[0].file = keep_copy(s, f);
 		out[0].line = ln;
 	}
 	cu = dwfl_module_addrdie(mod, pc, &bias);
 	nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-	for (int i = 0; i < nscopes && n < max; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-			continue;
-		if (n > 0)
-			out[n] = (struct hs_frame){ .address = ret, .module = out[0].module };
-		out[n].function = die_name(s, &scopes[i]);
-		if (tag == DW_TAG_subprogram) {
-			n++;
-			break;
+	if (nscopes > 0) {
+		/* getscopes continues an inlined function in its abstract tree; the concrete chain has the callers */
+		Dwarf_Die inner, *chain = NULL;
+		Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+		const char *file = out[0].file;
+		int line = out[0].line;
+
+		if (dw && dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner)) {
+			free(scopes);
+			scopes = NULL;
+			nscopes = dwarf_getscopes_die(&inner, &chain);
+			scopes = chain;
 		}
-		/* inlined: where it was called from is the next frame's location */
-		out[n].inlined = 1;
-		if (n + 1 < max) {
+		for (int i = 0; i < nscopes && n < max; i++) {
+			int tag = dwarf_tag(&scopes[i]);
 			Dwarf_Attribute a;
 			Dwarf_Word cf = 0, cl = 0;
 			Dwarf_Files *files;
 			size_t nfiles;
-			out[n + 1] = (struct hs_frame){ .address = ret, .module = out[0].module };
+
+			if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+				continue;
+			out[n] = (struct hs_frame){ .address = ret, .module = out[0].module, .file = file, .line = line };
+			out[n].function = die_name(s, &scopes[i]);
+			out[n].inlined = tag == DW_TAG_inlined_subroutine;
+			n++;
+			if (tag == DW_TAG_subprogram)
+				break;
+			/* where the inlined call sits is the location in the next frame out */
+			file = NULL;
+			line = 0;
 			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 &&
 			    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && cf < nfiles)
-				out[n + 1].file = keep_copy(s, dwarf_filesrc(files, cf, NULL, NULL));
+				file = keep_copy(s, dwarf_filesrc(files, cf, NULL, NULL));
 			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0)
-				out[n + 1].line = (int)cl;
+				line = (int)cl;
 		}
-		n++;
 	}
 	free(scopes);
 	if (n == 0) {

@@ -108,7 +108,7 @@ hs_report() {
 report_ok() {
     local name=$1 trace=$2 base=$3
     if [ ! -s "$trace" ]; then
-        fail "$name" "trace $trace missing or empty (dir: $(ls "$(dirname "$trace")" 2>/dev/null | tr '\n' ' '))"
+        fail "$name" "trace $trace missing or empty (traces there: $(ls "$(dirname "$trace")" 2>/dev/null | grep '\.hst' | grep -v '\.hst\.r' | tr '\n' ' '))"
         return 1
     fi
     if ! hs_report "$trace" "$base"; then
@@ -279,24 +279,26 @@ if [ $HAVE_HS = 1 ]; then
     # two traces are told apart by the exe their report names
     hs_record exec --follow-exec -- "$P/execer" "$P/basic"
     fe="" fb=""
+    i=0
     for f in "$W/exec.d"/*.hst*; do
         [ -f "$f" ] || continue
-        hs_report "$f" "$f" >/dev/null 2>&1 || continue
-        case $($U get "$f.json" process.exe 2>/dev/null) in
+        i=$((i + 1))
+        hs_report "$f" "$W/exec-scan$i" || continue
+        case $($U get "$W/exec-scan$i.json" process.exe 2>/dev/null) in
         */execer | execer) fe=$f ;;
         */basic | basic) fb=$f ;;
         esac
     done
     n=$(ls "$W/exec.d" | grep -c '\.hst')
     if [ "$n" = 2 ] && [ -n "$fe" ] && [ -n "$fb" ]; then ok exec/follow-two-files
-    else fail exec/follow-two-files "expected 2 readable traces (exe execer, exe basic), got: $(ls "$W/exec.d" | grep -v json | tr '\n' ' ')"; fi
+    else fail exec/follow-two-files "expected 2 readable traces (exe execer, exe basic), got: $(ls "$W/exec.d" | tr '\n' ' ')"; fi
     # execer's trace: blocks still live at exec count as leaked (the image
     # that owned them is gone)
     check_figs exec/follow-execer exec-e "${fe:-$W/exec.d/none}" $($U fig "$W/exec.out" "execer: " 2>/dev/null || echo - - - - -)
     check_figs exec/follow-target exec-b "${fb:-$W/exec.d/none}" $($U fig "$W/exec.out" 2>/dev/null || echo - - - - -)
     # default naming after exec: the new image's file is named after the new exe
     if [ -n "$fb" ] && [[ $(basename "$fb") =~ ^heapscope\.basic\.[0-9]+\.hst$ ]]; then ok exec/follow-default-name
-    else fail exec/follow-default-name "expected the exec'd image's trace to be heapscope.basic.<pid>.hst, got: $(ls "$W/exec.d" | grep -v json | tr '\n' ' ')"; fi
+    else fail exec/follow-default-name "expected the exec'd image's trace to be heapscope.basic.<pid>.hst, got: $(ls "$W/exec.d" | tr '\n' ' ')"; fi
     hs_record execnf -- "$P/execer" "$P/basic"
     n=$(ls "$W/execnf.d" | grep -c .)
     if [ "$n" = 1 ] && ls "$W/execnf.d"/heapscope.execer.*.hst >/dev/null 2>&1; then ok exec/no-follow-one-file
