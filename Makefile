@@ -47,7 +47,7 @@ deps:
 # The tracer is a guest: hidden symbols but the hooks, static TLS, nothing lazy.
 $(BUILD)/tobj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer -c $< -o $@
+	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -D_GNU_SOURCE -fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer -c $< -o $@
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)

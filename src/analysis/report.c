@@ -125,8 +125,12 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	struct thread_last *t;
 	double w;
 
-	/* a late free stamped before the block at this address was allocated belongs to an older one */
-	if (!b || b->time_ns > ev->time_ns) {
+	/*
+	 * A free stamped before the block at this address was allocated belongs
+	 * to an older block and came late. A thread's own events are in program
+	 * order, so this can only happen between threads.
+	 */
+	if (!b || (b->tid != ev->tid && b->time_ns > ev->time_ns)) {
 		rep->untracked_frees++;
 		return;
 	}

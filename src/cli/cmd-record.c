@@ -1,6 +1,8 @@
 /* cmd-record.c - heapscope record: runs a program with the tracer preloaded */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <glob.h>
+#include <time.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,14 +97,36 @@ static char *expand(const char *tmpl, pid_t pid, const char *exe)
 	return out;
 }
 
+/* Tells where the root process's trace went; %e was the traced program's own name. */
+static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t started, int exec_failed)
+{
+	char pattern[PATH_MAX];
+	const char *path = expand(tmpl, pid, exe);
+	glob_t g = { 0 };
+	struct stat st;
+
+	if (strstr(tmpl, "%e")) {
+		snprintf(pattern, sizeof(pattern), "%s", expand(tmpl, pid, "*"));
+		if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0)
+			path = g.gl_pathv[0];
+	}
+	if (stat(path, &st) == 0 && st.st_mtime >= started)
+		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", path, path);
+	else if (!exec_failed)
+		fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "
+			"setuid (the tracer cannot be preloaded into it)\n", path);
+	globfree(&g);
+}
+
 int hs_cmd_record(int argc, char **argv)
 {
 	const char *output = NULL, *sample = NULL;
 	int follow_fork = 0, follow_exec = 0, i, status;
-	char lib[PATH_MAX], preload[2 * PATH_MAX + 16], deftmpl[PATH_MAX];
+	char lib[PATH_MAX], preload[2 * PATH_MAX + 16];
 	const char *old, *exe;
 	unsigned long long sample_bytes = 0;
 	pid_t pid;
+	time_t started;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 
 	for (i = 1; i < argc; i++) {
@@ -145,10 +169,9 @@ int hs_cmd_record(int argc, char **argv)
 		return hs_die("cannot find 'libheapscope.so' next to this binary or in ../lib/heapscope; "
 			      "set HEAPSCOPE_LIBRARY to its path");
 	exe = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-	if (!output) {
-		snprintf(deftmpl, sizeof(deftmpl), "heapscope.%s.%%p.hst", exe);
-		output = deftmpl;
-	}
+	/* %e is expanded by the tracer: each exec'd program names its own file */
+	if (!output)
+		output = "heapscope.%e.%p.hst";
 	old = getenv("LD_PRELOAD");
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
@@ -167,6 +190,7 @@ int hs_cmd_record(int argc, char **argv)
 	/* ^C goes to the whole process group: let the program decide, then report where the trace is */
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	started = time(NULL);
 	pid = fork();
 	if (pid < 0)
 		return hs_die("cannot fork: %s", strerror(errno));
@@ -181,17 +205,7 @@ int hs_cmd_record(int argc, char **argv)
 		if (errno != EINTR)
 			return hs_die("waitpid: %s", strerror(errno));
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(expand(output, pid, exe), F_OK) != 0)
-		return 127;
-	{
-		const char *path = expand(output, pid, exe);
-		struct stat st;
-		if (stat(path, &st) == 0)
-			fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", path, path);
-		else
-			fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "
-				"setuid (the tracer cannot be preloaded into it)\n", path);
-	}
+	report_path(output, pid, exe, started, WIFEXITED(status) && WEXITSTATUS(status) == 127);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

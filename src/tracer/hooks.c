@@ -1,5 +1,4 @@
 /* hooks.c - the interposed entry points: the malloc family, mmap/brk, exec and _exit */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -183,10 +182,11 @@ static void wait_for_room(struct hs_thread *t, uint64_t slot)
 	while (slot - atomic_load_explicit(&t->tail, memory_order_acquire) >= HS_RING_EVENTS) {
 		if (!hs_g.writer_running || hs_g.after_fini) {
 			/* no writer to wait for (early start-up, exit): drain ourselves */
+			sigset_t old;
 			atomic_store_explicit(&t->head, t->reserve - 1, memory_order_release);
-			t->internal++;
+			hs_internal_enter(t, &old);
 			hs_writer_flush(1);
-			t->internal--;
+			hs_internal_leave(t, &old);
 			if (slot - atomic_load(&t->tail) >= HS_RING_EVENTS) {
 				hs_disable("cannot drain the event buffer; tracing stopped");
 				return;
@@ -240,9 +240,10 @@ static inline void ev_end(struct hs_thread *t)
 			hs_writer_wake();
 		}
 		if (unlikely(hs_g.after_fini)) {
-			t->internal++;
+			sigset_t old;
+			hs_internal_enter(t, &old);
 			hs_writer_flush(1);
-			t->internal--;
+			hs_internal_leave(t, &old);
 		}
 	}
 }
@@ -383,10 +384,8 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 	t = tracing_thread();
 	if (t && old)
 		before = hs_ticks();
-	if (fn == HS_FN_REALLOCARRAY)
-		p = real.reallocarray ? real.reallocarray(old, n, size) : NULL;
-	else
-		p = real.realloc(old, bytes);
+	/* glibc's reallocarray calls realloc through the PLT: that would record it twice */
+	p = real.realloc(old, bytes);
 	if (unlikely(t != NULL)) {
 		count(t, fn, bytes);
 		if (old && (p || bytes == 0))

@@ -1,5 +1,4 @@
 /* modules.c - the module map (path, build-id, load address, segments) recorded for offline symbolization */
-#define _GNU_SOURCE
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>

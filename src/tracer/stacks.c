@@ -1,5 +1,4 @@
 /* stacks.c - backtrace capture and deduplication into a trie of (parent, return address) nodes */
-#define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
@@ -112,6 +111,7 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 			  uint32_t *out)
 {
 	int locked = 0;
+	sigset_t old;
 
 	for (int i = count - 1; i >= 0; i--) {
 		uint64_t ip = *(const uint64_t *)((const char *)ips + (size_t)i * stride);
@@ -128,7 +128,7 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 					break;
 				}
 				t->in_stack_lock = 1;
-				t->internal++;
+				hs_internal_enter(t, &old);
 				pthread_mutex_lock(&stack_lock);
 				locked = 1;
 			}
@@ -150,7 +150,7 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 	}
 	if (locked) {
 		pthread_mutex_unlock(&stack_lock);
-		t->internal--;
+		hs_internal_leave(t, &old);
 		t->in_stack_lock = 0;
 	}
 	return parent;

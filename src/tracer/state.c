@@ -1,5 +1,4 @@
 /* state.c - start-up, configuration, per-thread state, fork, exit and the public control API */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
@@ -142,9 +141,10 @@ struct hs_thread *hs_thread_get(void)
 	tls_thread = t;
 	hs_unwind_thread_init(t);
 	if (!tls_gone) {
-		t->internal++;
+		sigset_t old;
+		hs_internal_enter(t, &old);
 		pthread_setspecific(thread_key, t);
-		t->internal--;
+		hs_internal_leave(t, &old);
 	}
 	return t;
 }
@@ -250,6 +250,7 @@ static void init_once(void)
 static int start(const char *path)
 {
 	struct hs_thread *t;
+	sigset_t old;
 
 	if (strlen(path) >= sizeof(hs_g.cfg.output)) {
 		hs_log("output path too long: ", path);
@@ -264,11 +265,9 @@ static int start(const char *path)
 	if (hs_writer_open() < 0)
 		return -1;
 	t = hs_thread_get();
-	if (t)
-		t->internal++;
+	hs_internal_enter(t, &old);
 	hs_modules_scan();
-	if (t)
-		t->internal--;
+	hs_internal_leave(t, &old);
 	atomic_store(&hs_g.state, HS_ACTIVE);
 	if (ctor_done && writer_start() < 0) {
 		hs_log("cannot start the writer thread; tracing disabled", NULL);
@@ -307,13 +306,12 @@ void hs_init(void)
 static int writer_start(void)
 {
 	struct hs_thread *t = hs_thread_get();
+	sigset_t old;
 	int rc;
 
-	if (t)
-		t->internal++;
+	hs_internal_enter(t, &old);
 	rc = hs_writer_start();
-	if (t)
-		t->internal--;
+	hs_internal_leave(t, &old);
 	return rc;
 }
 
@@ -332,16 +330,22 @@ __attribute__((constructor)) static void hs_ctor(void)
 
 __attribute__((destructor)) static void hs_dtor(void)
 {
+	struct hs_thread *t = tls_thread;
+	sigset_t old;
+
 	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
 		return;
+	hs_internal_enter(t, &old);
 	hs_writer_stop();
 	hs_writer_finish(HS_END_EXIT);
+	hs_internal_leave(t, &old);
 	hs_g.after_fini = 1;
 }
 
 static void fork_child(void)
 {
 	struct hs_thread *self = tls_thread;
+	sigset_t old;
 
 	if (atomic_load(&hs_g.state) != HS_ACTIVE)
 		return;
@@ -373,6 +377,7 @@ static void fork_child(void)
 		atomic_store(&self->head, 0);
 		atomic_store(&self->tail, 0);
 		self->reserve = 0;
+		self->uw.prev_n = 0;
 		memset(self->cache, 0, sizeof(self->cache));
 		for (int i = 0; i < HS_FN_COUNT; i++) {
 			atomic_store(&self->calls[i], 0);
@@ -383,11 +388,9 @@ static void fork_child(void)
 		atomic_store(&hs_g.state, HS_INERT);
 		return;
 	}
-	if (self)
-		self->internal++;
+	hs_internal_enter(self, &old);
 	hs_modules_scan();
-	if (self)
-		self->internal--;
+	hs_internal_leave(self, &old);
 	writer_start();
 }
 
@@ -395,14 +398,13 @@ static void fork_child(void)
 void hs_flush_before_exit(int reason)
 {
 	struct hs_thread *t = tls_thread;
+	sigset_t old;
 
 	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
 		return;
-	if (t)
-		t->internal++;
+	hs_internal_enter(t, &old);
 	hs_writer_finish(reason);
-	if (t)
-		t->internal--;
+	hs_internal_leave(t, &old);
 }
 
 /* public API, include/heapscope/heapscope.h */
@@ -432,9 +434,14 @@ __attribute__((visibility("default"))) int hs_start(const char *path)
 
 __attribute__((visibility("default"))) int hs_stop(void)
 {
+	struct hs_thread *t = tls_thread;
+	sigset_t old;
+
 	if (atomic_load(&hs_g.state) != HS_ACTIVE)
 		return -1;
+	hs_internal_enter(t, &old);
 	hs_writer_stop();
+	hs_internal_leave(t, &old);
 	hs_flush_before_exit(HS_END_STOP);
 	atomic_store(&hs_g.state, HS_INERT);
 	return 0;

@@ -3,6 +3,7 @@
 #define HS_TRACER_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -121,7 +122,10 @@ void hs_ensure_writer(void);
 extern int hs_use_tsc;
 static inline uint64_t hs_ticks(void)
 {
-	return hs_use_tsc ? __rdtsc() : hs_now_ns();
+	if (!hs_use_tsc)
+		return hs_now_ns();
+	_mm_lfence();
+	return __rdtsc();
 }
 
 /* stacks.c */
@@ -158,6 +162,14 @@ void hs_writer_wake(void);
 
 /* sampling (hooks.c) */
 int hs_sampled_contains(uintptr_t p);
+
+/*
+ * Tracer code that may allocate runs marked internal, so its allocations pass
+ * through untraced, and with signals blocked, so a signal handler's
+ * allocations are never mistaken for the tracer's own.
+ */
+void hs_internal_enter(struct hs_thread *t, sigset_t *old);
+void hs_internal_leave(struct hs_thread *t, const sigset_t *old);
 
 /* util.c: no malloc, no stdio */
 void hs_log(const char *a, const char *b);

@@ -1,5 +1,4 @@
 /* unwind.c - fast backtraces: cached CFI rules per return address, and reuse of the unchanged outer frames */
-#define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -220,12 +219,13 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 {
 	const struct rule *found;
 	struct rule tmp = { 0 };
+	sigset_t old;
 	size_t i;
 
 	if (t->in_stack_lock)
 		return NULL;
 	t->in_stack_lock = 1;
-	t->internal++;
+	hs_internal_enter(t, &old);
 	pthread_mutex_lock(&rules_lock);
 	found = rule_find(ip);
 	if (!found && rules_used < RULES / 2) {
@@ -244,7 +244,7 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 		found = &rules[i];
 	}
 	pthread_mutex_unlock(&rules_lock);
-	t->internal--;
+	hs_internal_leave(t, &old);
 	t->in_stack_lock = 0;
 	return found;
 }
@@ -264,8 +264,9 @@ void hs_unwind_thread_init(struct hs_thread *t)
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
+	sigset_t old;
 
-	t->internal++;
+	hs_internal_enter(t, &old);
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
 			t->stack_lo = (uintptr_t)addr;
@@ -273,7 +274,7 @@ void hs_unwind_thread_init(struct hs_thread *t)
 		}
 		pthread_attr_destroy(&attr);
 	}
-	t->internal--;
+	hs_internal_leave(t, &old);
 }
 
 static inline int in_stack(const struct hs_thread *t, uintptr_t a)
@@ -285,11 +286,12 @@ static inline int in_stack(const struct hs_thread *t, uintptr_t a)
 static int slow_walk(struct hs_thread *t)
 {
 	void *raw[HS_MAX_FRAMES + 16];
-	int n = unw_backtrace(raw, HS_MAX_FRAMES + 16), skip = 0, k = 0;
+	int n = unw_backtrace(raw, HS_MAX_FRAMES + 16), k = 0;
 
-	while (skip < n && (uintptr_t)raw[skip] >= hs_g.self_lo && (uintptr_t)raw[skip] < hs_g.self_hi)
-		skip++;
-	for (int i = skip; i < n && k < HS_MAX_FRAMES; i++) {
+	for (int i = 0; i < n && k < HS_MAX_FRAMES; i++) {
+		/* ours: at the top, or above a signal frame when a handler interrupted a hook */
+		if ((uintptr_t)raw[i] >= hs_g.self_lo && (uintptr_t)raw[i] < hs_g.self_hi)
+			continue;
 		memset(&t->uw.prev[k], 0, sizeof(t->uw.prev[k]));
 		t->uw.prev[k++].ip = (uint64_t)(uintptr_t)raw[i];
 	}

@@ -1,5 +1,6 @@
 /* util.c - helpers the tracer may call from any hook: raw syscalls, no malloc, no stdio */
-#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -51,6 +52,23 @@ size_t hs_u64_to_str(char *out, uint64_t v)
 		out[i] = tmp[n - 1 - i];
 	out[n] = 0;
 	return n;
+}
+
+void hs_internal_enter(struct hs_thread *t, sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	if (t)
+		t->internal++;
+}
+
+void hs_internal_leave(struct hs_thread *t, const sigset_t *old)
+{
+	if (t)
+		t->internal--;
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 pid_t hs_gettid(void)

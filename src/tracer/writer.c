@@ -1,5 +1,4 @@
 /* writer.c - the writer thread: merges thread rings in time order, encodes, compresses, appends chunks */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -548,6 +547,7 @@ static void *writer_main(void *arg)
 int hs_writer_start(void)
 {
 	sigset_t all, old;
+	pthread_attr_t attr;
 	int rc;
 
 	if (hs_g.writer_running)
@@ -556,7 +556,11 @@ int hs_writer_start(void)
 	/* the writer must never run the program's signal handlers */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&hs_g.writer, NULL, writer_main, NULL);
+	/* a small stack: glibc caches exited threads' stacks up to 40 MiB and evicts the program's beyond */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512u << 10);
+	rc = pthread_create(&hs_g.writer, &attr, writer_main, NULL);
+	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
 		return -1;

@@ -53,14 +53,23 @@ fi
 "$out/make_corpus" "$out/seeds" "${recorded[@]}" || fail "make_corpus failed"
 rm -f "${recorded[@]}"
 
+# "why it failed" from a libFuzzer log: the sanitizer's verdict and the first frame in src/
+summarize() {
+	local what where
+	what=$(grep -m1 -E 'runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)' "$1" |
+		sed -E 's/^==[0-9]+== ?//')
+	[ -z "$what" ] && what=$(grep -m1 -E '^SUMMARY' "$1")
+	where=$(grep -m1 -oE ' in [a-zA-Z_0-9]+ [^ ]*src/[^ ]+' "$1" | sed -E 's/^ in //; s#[^ ]*/(src/)#\1#')
+	echo "${what:-crashed}${where:+ (at $where)}"
+}
+
 # the reproducers we keep must stay fixed once fixed: replay them first
 for c in "$crashes"/crash-* "$crashes"/leak-* "$crashes"/oom-* "$crashes"/timeout-*; do
 	[ -f "$c" ] || continue
-	if ! "$out/fuzz_reader" -rss_limit_mb=2048 -timeout=10 "$c" >"$out/replay.log" 2>&1; then
-		summary=$(grep -m1 -E '^SUMMARY|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error' "$out/replay.log")
-		echo "FAIL fuzz-reader-known-crash-$(basename "$c"): ${summary:-crashed}, reproducer $c"
+	if ! "$out/fuzz_reader" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 "$c" >"$out/replay.log" 2>&1; then
+		echo "FAIL fuzz-reader-repro-$(basename "$c"): $(summarize "$out/replay.log"), reproducer $c"
 	else
-		echo "ok fuzz-reader-known-crash-$(basename "$c")"
+		echo "ok fuzz-reader-repro-$(basename "$c")"
 	fi
 done
 
@@ -77,9 +86,7 @@ if [ "$rc" -eq 0 ]; then
 	echo "ok fuzz-reader (${runs:-0} runs)"
 else
 	art=$(grep -m1 -oE "Test unit written to [^ ]+" "$log" | sed 's/Test unit written to //')
-	summary=$(grep -m1 -E '^SUMMARY' "$log")
-	[ -z "$summary" ] && summary=$(grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|out-of-memory|timeout' "$log")
 	tail -n 40 "$log" >&2
-	echo "FAIL fuzz-reader: ${summary:-exit status $rc} after ${runs:-?} runs, reproducer ${art:-none} (log $log)"
+	echo "FAIL fuzz-reader: $(summarize "$log") after ${runs:-?} runs, reproducer ${art:-none} (log $log)"
 fi
 exit 0

@@ -527,11 +527,12 @@ mkdir -p "$R"
 robust empty "$R/empty.hst"
 cp /etc/passwd "$R/passwd.hst"
 robust not-a-trace "$R/passwd.hst"
-# a good source trace: the threads run (a few hundred KB of events).
+# a good source trace: the sqlite3 run (several chunks), else threads.
 # The file header is 48 bytes (HS_FILE_HEADER_SIZE, src/format/records.h):
 # cuts at 4 and 30 are inside it and must be hard errors; 58 is inside the
 # first chunk's header, the others inside the chunk stream.
-src=$W/vg-threads.hst
+src=$W/hs-sqlite3.hst
+[ -s "$src" ] || src=$W/vg-threads.hst
 if [ $HAVE_HS = 1 ] && [ -s "$src" ]; then
     sz=$(stat -c %s "$src")
     for off in 4 30 58 $((sz / 3)) $((sz / 2)) $((sz - 3)); do
@@ -551,7 +552,7 @@ open(sys.argv[1], "wb").write(b)
 EOF
     robust flipped-bytes "$R/flipped.hst" allow-warn
 else
-    for c in truncated-header-at-4 truncated-header-at-30 truncated-at-58 truncated-mid flipped-bytes; do
+    for c in truncated-header-at-4 truncated-header-at-30 truncated-at-58 truncated-mid flipped-bytes; do  # names approximate: sizes unknown
         fail "robust/$c" "${HS_MISSING:-no source trace}"
     done
 fi

@@ -212,6 +212,23 @@ int main(void)
 		check_report(o.rc == 0 && o.events == 5, "errors-longer-header-skipped",
 			     "expected 5 events got %d, rc=%d (%s)", o.events, o.rc, o.err);
 	}
+	/* a (future, longer) header cut short must not read as a clean, empty trace */
+	{
+		struct hs_reader *r = NULL;
+		struct hs_event ev;
+		int rc, rc2 = 99;
+		memcpy(h, good.file.d, sizeof(h));
+		hs_put_u16(h + 14, 9);
+		hs_put_u32(h + 16, 1000);
+		hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+		rc = hs_reader_open(&r, write_bytes("hsize1000", h, sizeof(h)));
+		if (rc == 0)
+			rc2 = hs_reader_next(r, &ev);
+		check_report(rc < 0 || rc2 < 0 || strstr(hs_reader_warning(r), "truncated"), "errors-header-cut-inside-extension",
+			     "expected an error or a truncation warning got open=%d next=%d warning=\"%s\"", rc, rc2,
+			     hs_reader_warning(r));
+		hs_reader_close(r);
+	}
 	/* a header alone is an empty trace */
 	o = read_all(write_bytes("header-only", good.file.d, HS_FILE_HEADER_SIZE));
 	check_report(o.rc == 0 && o.events == 0 && !o.err[0], "errors-header-only-is-empty",
