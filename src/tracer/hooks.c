@@ -141,23 +141,35 @@ static void set_insert(uintptr_t p)
 	pthread_mutex_unlock(&set_lock);
 }
 
+static _Atomic uintptr_t *set_find(uintptr_t p)
+{
+	_Atomic uintptr_t *s = sampled_set;
+
+	if (!s)
+		return NULL;
+	for (size_t i = set_hash(p);; i = (i + 1) & (SET_SLOTS - 1)) {
+		uintptr_t v = atomic_load_explicit(&s[i], memory_order_acquire);
+		if (v == 0)
+			return NULL;
+		if (v == p)
+			return &s[i];
+	}
+}
+
+static int set_contains(uintptr_t p)
+{
+	return set_find(p) != NULL;
+}
+
 /* Lock-free probe; only a hit takes the lock to leave a tombstone. */
 static int set_remove(uintptr_t p)
 {
-	_Atomic uintptr_t *s = sampled_set;
-	size_t i;
+	_Atomic uintptr_t *slot = set_find(p);
 
-	if (!s)
+	if (!slot)
 		return 0;
-	for (i = set_hash(p);; i = (i + 1) & (SET_SLOTS - 1)) {
-		uintptr_t v = atomic_load_explicit(&s[i], memory_order_acquire);
-		if (v == 0)
-			return 0;
-		if (v == p)
-			break;
-	}
 	pthread_mutex_lock(&set_lock);
-	atomic_store_explicit(&s[i], SET_TOMB, memory_order_relaxed);
+	atomic_store_explicit(slot, SET_TOMB, memory_order_relaxed);
 	pthread_mutex_unlock(&set_lock);
 	return 1;
 }
@@ -268,12 +280,11 @@ static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
 			      memory_order_relaxed);
 }
 
+/* In sampled mode the caller has checked that p was sampled. */
 static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
 {
 	struct hs_ev *e;
 
-	if (hs_g.cfg.sample_bytes && !set_remove((uintptr_t)p))
-		return;
 	e = ev_begin(t);
 	if (!e)
 		return;
@@ -342,7 +353,8 @@ HS_EXPORT void free(void *p)
 	if (p && unlikely((t = tracing_thread()) != NULL)) {
 		count(t, HS_FN_FREE, 0);
 		/* before the real free: once freed, another thread may get the address */
-		record_free(t, HS_FN_FREE, p, hs_ticks());
+		if (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)p))
+			record_free(t, HS_FN_FREE, p, hs_ticks_early());
 	}
 	real.free(p);
 }
@@ -372,6 +384,7 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 	struct hs_thread *t;
 	uint64_t before = 0;
 	size_t bytes = n * size;
+	int tracked;
 	void *p;
 
 	if (unlikely(is_boot(old))) {
@@ -382,13 +395,14 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 		return np;
 	}
 	t = tracing_thread();
-	if (t && old)
-		before = hs_ticks();
+	tracked = t && old && (!hs_g.cfg.sample_bytes || set_contains((uintptr_t)old));
+	if (tracked)
+		before = hs_ticks_early();
 	/* glibc's reallocarray calls realloc through the PLT: that would record it twice */
 	p = real.realloc(old, bytes);
 	if (unlikely(t != NULL)) {
 		count(t, fn, bytes);
-		if (old && (p || bytes == 0))
+		if (tracked && (p || bytes == 0) && (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)old)))
 			record_free(t, fn, old, before);
 		if (p)
 			record_alloc(t, fn, p, bytes, old);

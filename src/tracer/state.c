@@ -19,7 +19,7 @@ struct hs_global hs_g = {
 	.writer_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-static __thread struct hs_thread *tls_thread __attribute__((tls_model("initial-exec")));
+__thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec")));
 static __thread int tls_gone __attribute__((tls_model("initial-exec")));
 static pthread_key_t thread_key;
 static uint64_t mono_base;
@@ -108,7 +108,7 @@ static void thread_dtor(void *arg)
 		pthread_setspecific(thread_key, t);
 		return;
 	}
-	tls_thread = NULL;
+	hs_tls_thread = NULL;
 	tls_gone = 1;
 	atomic_store(&t->dead, 1);
 }
@@ -129,16 +129,13 @@ static struct hs_thread *thread_new(void)
 	return t;
 }
 
-struct hs_thread *hs_thread_get(void)
+struct hs_thread *hs_thread_create(void)
 {
-	struct hs_thread *t = tls_thread;
+	struct hs_thread *t = thread_new();
 
-	if (t)
-		return t;
-	t = thread_new();
 	if (!t)
 		return NULL;
-	tls_thread = t;
+	hs_tls_thread = t;
 	hs_unwind_thread_init(t);
 	if (!tls_gone) {
 		sigset_t old;
@@ -330,7 +327,7 @@ __attribute__((constructor)) static void hs_ctor(void)
 
 __attribute__((destructor)) static void hs_dtor(void)
 {
-	struct hs_thread *t = tls_thread;
+	struct hs_thread *t = hs_tls_thread;
 	sigset_t old;
 
 	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
@@ -344,7 +341,7 @@ __attribute__((destructor)) static void hs_dtor(void)
 
 static void fork_child(void)
 {
-	struct hs_thread *self = tls_thread;
+	struct hs_thread *self = hs_tls_thread;
 	sigset_t old;
 
 	if (atomic_load(&hs_g.state) != HS_ACTIVE)
@@ -397,7 +394,7 @@ static void fork_child(void)
 /* Flushes everything before the process image goes away (exec, _exit). */
 void hs_flush_before_exit(int reason)
 {
-	struct hs_thread *t = tls_thread;
+	struct hs_thread *t = hs_tls_thread;
 	sigset_t old;
 
 	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
@@ -434,7 +431,7 @@ __attribute__((visibility("default"))) int hs_start(const char *path)
 
 __attribute__((visibility("default"))) int hs_stop(void)
 {
-	struct hs_thread *t = tls_thread;
+	struct hs_thread *t = hs_tls_thread;
 	sigset_t old;
 
 	if (atomic_load(&hs_g.state) != HS_ACTIVE)

@@ -110,7 +110,15 @@ struct hs_global {
 extern struct hs_global hs_g;
 
 /* state.c */
-struct hs_thread *hs_thread_get(void);
+struct hs_thread *hs_thread_create(void);
+extern __thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's state, created on its first event. */
+static inline struct hs_thread *hs_thread_get(void)
+{
+	struct hs_thread *t = hs_tls_thread;
+	return __builtin_expect(t != NULL, 1) ? t : hs_thread_create();
+}
 uint64_t hs_now_ns(void);   /* nanoseconds since the start, for records written directly */
 uint64_t hs_ticks_to_ns(uint64_t ticks);
 uint64_t hs_ns_to_ticks(uint64_t ns);
@@ -118,8 +126,19 @@ void hs_clock_refine(void);
 void hs_disable(const char *why);
 void hs_ensure_writer(void);
 
-/* event stamps: cheap, converted to nanoseconds by the writer */
+/*
+ * Event stamps, converted to nanoseconds by the writer. An allocation is
+ * stamped after the block was obtained: the fence keeps the TSC read from
+ * running ahead of the allocator's loads, or another thread's free of the
+ * same block could look later. A free is stamped before the block is given
+ * back; an unfenced read only ever runs early, which is the safe side.
+ */
 extern int hs_use_tsc;
+static inline uint64_t hs_ticks_early(void)
+{
+	return hs_use_tsc ? __rdtsc() : hs_now_ns();
+}
+
 static inline uint64_t hs_ticks(void)
 {
 	if (!hs_use_tsc)
@@ -159,9 +178,6 @@ uint64_t hs_writer_flush(int force);
 void hs_writer_finish(int reason);
 void hs_writer_after_fork_child(void);
 void hs_writer_wake(void);
-
-/* sampling (hooks.c) */
-int hs_sampled_contains(uintptr_t p);
 
 /*
  * Tracer code that may allocate runs marked internal, so its allocations pass

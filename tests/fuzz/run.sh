@@ -8,7 +8,7 @@
 # $BUILD/tests/fuzz/artifacts/ (move the ones worth keeping to tests/fuzz/crashes/);
 # the grown corpus stays in $BUILD/tests/fuzz/corpus for later runs.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 0
 SECONDS_TO_RUN="${1:-30}"
 BUILD="${BUILD:-build}"
 CLANG="${CLANG:-clang}"
@@ -21,7 +21,9 @@ fail() { echo "FAIL fuzz-reader: $*"; exit 0; }
 command -v "$CLANG" >/dev/null || fail "$CLANG not found"
 zcflags=$(pkg-config --cflags libzstd libdw 2>/dev/null)
 libs=$(pkg-config --libs libdw libzstd 2>/dev/null || echo "-ldw -lelf -lzstd")
+# shellcheck disable=SC2054
 san=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+# shellcheck disable=SC2206
 cflags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument -Iinclude -Isrc $zcflags)
 
 objs=()
@@ -59,7 +61,8 @@ summarize() {
 	what=$(grep -m1 -E 'runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)' "$1" |
 		sed -E 's/^==[0-9]+== ?//')
 	[ -z "$what" ] && what=$(grep -m1 -E '^SUMMARY' "$1")
-	where=$(grep -m1 -oE ' in [a-zA-Z_0-9]+ [^ ]*src/[^ ]+' "$1" | sed -E 's/^ in //; s#[^ ]*/(src/)#\1#')
+	where=$(grep -oE ' in [a-zA-Z_0-9]+ [^ ]*src/[^ ]+' "$1" | grep -vE ' in (xrealloc|hs_strndup) ' | head -n1 |
+		sed -E 's/^ in //; s#[^ ]*/(src/)#\1#')
 	echo "${what:-crashed}${where:+ (at $where)}"
 }
 

@@ -5,7 +5,7 @@
 # Exits 0 even when checks fail: the top-level runner counts the lines.
 # SANITIZE=1 builds the tests with -fsanitize=address,undefined.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 0
 BUILD="${BUILD:-build}"
 CC="${CC:-cc}"
 out="$BUILD/tests/unit"
@@ -13,6 +13,7 @@ lib="$BUILD/libheapscope-reader.a"
 mkdir -p "$out"
 
 cflags=(-std=c11 -Wall -Wextra -Werror -Iinclude -Isrc -O1 -g)
+# shellcheck disable=SC2054
 [ "${SANITIZE:-0}" = 1 ] && cflags+=(-fsanitize=address,undefined -fno-omit-frame-pointer)
 libs=$(pkg-config --libs libdw libzstd 2>/dev/null || echo "-ldw -lelf -lzstd")
 

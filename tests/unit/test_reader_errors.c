@@ -299,6 +299,15 @@ int main(void)
 		static const uint8_t zero_type[] = { 0x00 };
 		payload_rejected("errors-record-type-0", zero_type, sizeof(zero_type), "unknown record type 0x00");
 
+		/* types reserved for later minor versions carry their length and are skipped */
+		{
+			static const uint8_t skip[] = { 0x05, 3, 0xaa, 0xbb, 0xcc, 0x3a, 0, HS_REC_END, 9, HS_END_STOP };
+			o = read_all(with_payload("skippable", skip, sizeof(skip)));
+			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-skippable-record-skipped",
+				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+		}
+		static const uint8_t skip_long[] = { 0x62, 9, 1, 2 };
+		payload_rejected("errors-skippable-record-past-end", skip_long, sizeof(skip_long), "malformed");
 		static const uint8_t self_parent[] = { HS_REC_STACK, 5, 5, 0x10 };
 		payload_rejected("errors-stack-parent-equals-id", self_parent, sizeof(self_parent), "malformed");
 		static const uint8_t later_parent[] = { HS_REC_STACK, 5, 9, 0x10 };
