@@ -107,7 +107,7 @@ struct hs_trace_info {
 int hs_reader_open(struct hs_reader **out, const char *path);
 void hs_reader_close(struct hs_reader *r);
 
-/* Trace-wide facts; exe and argv are known once the first chunk is read (open reads it). */
+/* Trace-wide facts, complete after open (the tracer writes the process record first). */
 const struct hs_trace_info *hs_reader_info(struct hs_reader *r);
 
 /* 1: *ev filled; 0: end of trace; <0: error. Pointers in *ev live until the next call. */

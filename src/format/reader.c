@@ -92,8 +92,9 @@ static int read_header(struct hs_reader *r)
 	r->info.start_realtime_ns = hs_get_u64(h + 32);
 	r->info.pid = hs_get_u32(h + 40);
 	/* a later minor version may have a longer header: skip what we do not know */
-	if (hsize > HS_FILE_HEADER_SIZE && fseeko(r->f, hsize, SEEK_SET) != 0)
-		return fail(r, -EINVAL, "'%s' is truncated inside its header (offset %u)", r->path, hsize);
+	if (hsize > r->file_size)
+		return fail(r, -EINVAL, "'%s' is truncated inside its header (%llu of %u bytes, offset %llu)", r->path,
+			    (unsigned long long)r->file_size, hsize, (unsigned long long)r->file_size);
 	r->next_chunk = hsize;
 	return 0;
 }
@@ -139,9 +140,9 @@ static int load_chunk(struct hs_reader *r)
 	if (hs_crc32c(0, r->zbuf, stored) != hs_get_u32(h + 16))
 		return fail(r, -EINVAL, "'%s' is corrupt: checksum mismatch in the chunk at offset %llu",
 			    r->path, (unsigned long long)r->chunk_off);
-	if (rawsz > r->rcap) {
-		r->rbuf = xrealloc(r->rbuf, rawsz);
-		r->rcap = rawsz;
+	if (rawsz > r->rcap || !r->rbuf) {
+		r->rbuf = xrealloc(r->rbuf, rawsz ? rawsz : 1);
+		r->rcap = rawsz ? rawsz : 1;
 	}
 	got = ZSTD_getFrameContentSize(r->zbuf, stored);
 	if (got != rawsz)
@@ -181,7 +182,8 @@ static int get_str(struct hs_reader *r, const char **s, size_t *len)
 
 static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip)
 {
-	if (id == 0 || id > UINT32_MAX || parent >= id)
+	/* the tracer numbers nodes 1, 2, 3, ... in the order it writes them */
+	if (id != (r->nstacks ? r->nstacks : 1) || id > UINT32_MAX || parent >= id)
 		return -1;
 	if (id >= r->nstacks_cap) {
 		size_t cap = r->nstacks_cap ? r->nstacks_cap : 4096;
@@ -201,7 +203,7 @@ static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t
 
 static int add_module(struct hs_reader *r, struct hs_event *ev)
 {
-	uint64_t t, base, nseg;
+	uint64_t t, base, nseg, lo = UINT64_MAX, hi = 0;
 	const char *path, *id;
 	size_t plen, idlen;
 	struct hs_module *m;
@@ -213,18 +215,6 @@ static int add_module(struct hs_reader *r, struct hs_event *ev)
 	GET(nseg);
 	if (nseg > 64)
 		goto bad;
-	if (r->nmods == r->mods_cap) {
-		r->mods_cap = r->mods_cap ? r->mods_cap * 2 : 64;
-		r->mods = xrealloc(r->mods, r->mods_cap * sizeof(*r->mods));
-	}
-	m = xrealloc(NULL, sizeof(*m));
-	memset(m, 0, sizeof(*m));
-	m->base = base;
-	m->lo = UINT64_MAX;
-	m->path = hs_strndup(path, plen);
-	m->build_id = (const uint8_t *)hs_strndup(id, idlen);
-	m->build_id_len = idlen;
-	m->load_time_ns = t;
 	for (uint64_t i = 0; i < nseg; i++) {
 		uint64_t va, sz, fl, off;
 		GET(va);
@@ -233,13 +223,26 @@ static int add_module(struct hs_reader *r, struct hs_event *ev)
 		GET(off);
 		(void)fl;
 		(void)off;
-		if (base + va < m->lo)
-			m->lo = base + va;
-		if (base + va + sz > m->hi)
-			m->hi = base + va + sz;
+		if (base + va < lo)
+			lo = base + va;
+		if (base + va + sz > hi)
+			hi = base + va + sz;
 	}
-	if (m->lo == UINT64_MAX)
-		m->lo = m->hi = base;
+	if (lo == UINT64_MAX)
+		lo = hi = base;
+	if (r->nmods == r->mods_cap) {
+		r->mods_cap = r->mods_cap ? r->mods_cap * 2 : 64;
+		r->mods = xrealloc(r->mods, r->mods_cap * sizeof(*r->mods));
+	}
+	m = xrealloc(NULL, sizeof(*m));
+	memset(m, 0, sizeof(*m));
+	m->base = base;
+	m->lo = lo;
+	m->hi = hi;
+	m->path = hs_strndup(path, plen);
+	m->build_id = (const uint8_t *)hs_strndup(id, idlen);
+	m->build_id_len = idlen;
+	m->load_time_ns = t;
 	r->mods[r->nmods++] = m;
 	ev->kind = HS_EVENT_MODULE;
 	ev->time_ns = t;
@@ -494,7 +497,9 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	r->f = fopen(path, "rb");
 	if (!r->f)
 		return fail(r, -errno, "cannot open '%s': %s", path, strerror(errno));
-	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode))
+	if (fstat(fileno(r->f), &st) != 0)
+		return fail(r, -errno, "cannot stat '%s': %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
 		return fail(r, -EISDIR, "'%s' is a directory; give a trace file", path);
 	r->file_size = (uint64_t)st.st_size;
 	rc = read_header(r);
@@ -503,6 +508,16 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	r->info.exe = hs_strndup("", 0);
 	r->info.argv = xrealloc(NULL, sizeof(char *));
 	r->info.argv[0] = NULL;
+	/* the tracer writes the process record first: read it now so info is complete after open */
+	rc = load_chunk(r);
+	if (rc < 0)
+		return rc;
+	if (rc > 0 && r->p < r->end && *r->p == HS_REC_PROCESS) {
+		const uint8_t *start = r->p++;
+		if (add_process(r) < 0)
+			return fail(r, -EINVAL, "'%s' is corrupt: malformed record (type 0x%02x) at byte %zu of the chunk at offset %llu",
+				    r->path, HS_REC_PROCESS, (size_t)(start - r->rbuf), (unsigned long long)r->chunk_off);
+	}
 	return 0;
 }
 
