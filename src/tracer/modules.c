@@ -44,6 +44,22 @@ void hs_modules_reset(void)
 	last_adds = last_subs = 0;
 }
 
+/* Address range of a loaded object's PT_LOAD segments. */
+void hs_module_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = UINTPTR_MAX;
+	*hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < *lo)
+			*lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > *hi)
+			*hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+}
+
 static uint64_t hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -130,15 +146,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	if (!path || !*path)
 		path = exe_path;
 	nh = hash_str(path);
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < lo)
-			lo = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
-			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
+	hs_module_range(info, &lo, &hi);
 	for (i = 0; i < nmods; i++) {
 		if (mods[i].base == info->dlpi_addr && mods[i].name_hash == nh) {
 			mods[i].seen = generation;

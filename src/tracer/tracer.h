@@ -158,6 +158,8 @@ void hs_unwind_thread_init(struct hs_thread *t);
 int hs_unwind(struct hs_thread *t, int *fresh);
 
 /* modules.c */
+struct dl_phdr_info;
+void hs_module_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
 int hs_modules_init(void);
 void hs_modules_scan(void);
 void hs_modules_poll(void);

@@ -97,15 +97,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	long n;
 
 	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < lo)
-			lo = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
-			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
+	hs_module_range(info, &lo, &hi);
 	if (c->ip < lo || c->ip >= hi)
 		return 0;
 	if (!path || !*path) {
