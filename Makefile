@@ -16,7 +16,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 endif
 
 COMMON_SRC := src/common/crc32c.c
-FORMAT_SRC := src/format/encoder.c src/format/reader.c src/format/symbolize.c
+FORMAT_SRC := src/format/encoder.c src/format/builder.c src/format/reader.c src/format/symbolize.c
 TRACER_SRC := $(wildcard src/tracer/*.c)
 ANALYSIS_SRC := $(wildcard src/analysis/*.c)
 RENDER_SRC := $(wildcard src/render/*.c)
@@ -53,7 +53,7 @@ $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c)
+$(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c src/format/builder.c)
 	$(call say,LINK,$@)$(CC) -shared -Wl,-z,now -Wl,-soname,libheapscope.so -o $@ $^ \
 		$(shell $(PKG_CONFIG) --libs libunwind libdw libzstd) -lm -ldl -lpthread
 

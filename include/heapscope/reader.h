@@ -98,6 +98,7 @@ struct hs_trace_info {
 	unsigned version_major, version_minor;
 	uint32_t pid, ppid;
 	uint64_t sample_bytes;  /* 0: every call recorded */
+	uint32_t time_resolution_ns; /* event times are multiples of this */
 	uint64_t start_realtime_ns;
 	const char *exe;
 	int argc;

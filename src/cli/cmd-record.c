@@ -20,7 +20,8 @@ static const char usage[] =
 	"  --sample BYTES   record one allocation every BYTES allocated on average (e.g. 512K);\n"
 	"                   reports then give unbiased estimates. Default: every call\n"
 	"  --follow-fork    trace forked children too, each into its own file (FILE.PID)\n"
-	"  --follow-exec    keep tracing across exec, each program into its own file\n";
+	"  --follow-exec    keep tracing across exec, each program into its own file\n"
+	"  --time-resolution T  precision of event times: 1ns .. 1s (default 1us); finer costs trace size\n";
 
 /* 512, 512K, 4M, 1G */
 static int parse_size(const char *s, unsigned long long *out)
@@ -46,6 +47,27 @@ static int parse_size(const char *s, unsigned long long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* The same forms the tracer accepts: a number of ns, or with ns, us, ms or s; 1 ns to 1 s. */
+static int parse_resolution(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -1;
+	if (!strcmp(end, "us"))
+		v *= 1000;
+	else if (!strcmp(end, "ms"))
+		v *= 1000000;
+	else if (!strcmp(end, "s"))
+		v *= 1000000000;
+	else if (*end && strcmp(end, "ns"))
+		return -1;
+	return v >= 1 && v <= 1000000000 ? 0 : -1;
 }
 
 /* The library sits next to the binary in a build tree, or in ../lib/heapscope once installed. */
@@ -120,7 +142,7 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 
 int hs_cmd_record(int argc, char **argv)
 {
-	const char *output = NULL, *sample = NULL;
+	const char *output = NULL, *sample = NULL, *resolution = NULL;
 	int follow_fork = 0, follow_exec = 0, i, status;
 	char lib[PATH_MAX], preload[2 * PATH_MAX + 16];
 	const char *old, *exe;
@@ -146,6 +168,10 @@ int hs_cmd_record(int argc, char **argv)
 			sample = argv[i];
 		} else if (!strncmp(a, "--sample=", 9)) {
 			sample = a + 9;
+		} else if (!strcmp(a, "--time-resolution")) {
+			if (++i == argc)
+				return hs_die("'--time-resolution' needs a duration, e.g. --time-resolution 10us");
+			resolution = argv[i];
 		} else if (!strcmp(a, "--follow-fork")) {
 			follow_fork = 1;
 		} else if (!strcmp(a, "--follow-exec")) {
@@ -165,6 +191,8 @@ int hs_cmd_record(int argc, char **argv)
 	}
 	if (sample && parse_size(sample, &sample_bytes) < 0)
 		return hs_die("bad sample size '%s': give a positive number of bytes, e.g. 512K or 1M", sample);
+	if (resolution && parse_resolution(resolution) < 0)
+		return hs_die("bad time resolution '%s': give 1ns to 1s, e.g. 250ns, 10us or 1ms", resolution);
 	if (find_library(lib, sizeof(lib)) < 0)
 		return hs_die("cannot find 'libheapscope.so' next to this binary or in ../lib/heapscope; "
 			      "set HEAPSCOPE_LIBRARY to its path");
@@ -183,6 +211,10 @@ int hs_cmd_record(int argc, char **argv)
 	} else {
 		unsetenv("HEAPSCOPE_SAMPLE");
 	}
+	if (resolution)
+		setenv("HEAPSCOPE_TIME_RESOLUTION", resolution, 1);
+	else
+		unsetenv("HEAPSCOPE_TIME_RESOLUTION");
 	setenv("HEAPSCOPE_FOLLOW_FORK", follow_fork ? "1" : "0", 1);
 	setenv("HEAPSCOPE_FOLLOW_EXEC", follow_exec ? "1" : "0", 1);
 	unsetenv("HEAPSCOPE_CHILD");

@@ -23,7 +23,7 @@ struct hs_encoder {
 };
 
 void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t sample_bytes,
-		      uint64_t start_realtime_ns, uint32_t pid)
+		      uint64_t start_realtime_ns, uint32_t pid, uint32_t time_resolution_ns)
 {
 	memcpy(out, HS_MAGIC, HS_MAGIC_LEN);
 	hs_put_u32(out + 8, HS_BYTE_ORDER_MARK);
@@ -34,7 +34,9 @@ void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t
 	hs_put_u64(out + 24, sample_bytes);
 	hs_put_u64(out + 32, start_realtime_ns);
 	hs_put_u32(out + 40, pid);
-	hs_put_u32(out + 44, hs_crc32c(0, out, 44));
+	hs_put_u32(out + 44, time_resolution_ns ? time_resolution_ns : 1);
+	hs_put_u32(out + 48, 0);
+	hs_put_u32(out + 52, hs_crc32c(0, out, 52));
 }
 
 int hs_encoder_new(struct hs_encoder **out)

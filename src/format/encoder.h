@@ -10,7 +10,7 @@
 struct hs_encoder;
 
 void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t sample_bytes,
-		      uint64_t start_realtime_ns, uint32_t pid);
+		      uint64_t start_realtime_ns, uint32_t pid, uint32_t time_resolution_ns);
 
 /* Memory comes from mmap, never malloc: the tracer's writer uses this. */
 int hs_encoder_new(struct hs_encoder **out);

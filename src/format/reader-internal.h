@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "heapscope/reader.h"
+#include "records.h"
 
 struct hs_symbols;
 
@@ -22,9 +23,10 @@ struct hs_reader {
 	unsigned long chunks;
 	uint8_t *zbuf, *rbuf;
 	size_t zcap, rcap;
-	const uint8_t *p, *end;
-	uint64_t ts, ptr;
+	const uint8_t *sp[HS_STREAM_COUNT], *se[HS_STREAM_COUNT]; /* stream cursors and ends */
+	uint64_t q, ptr;            /* delta state: time in resolution units, last address */
 	uint32_t tid;
+	uint64_t class_ptr[HS_SIZE_CLASSES];
 
 	uint32_t *stack_parent;
 	uint64_t *stack_ip;

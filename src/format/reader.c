@@ -86,16 +86,47 @@ static int read_header(struct hs_reader *r)
 	hsize = hs_get_u32(h + 16);
 	if (hsize < HS_FILE_HEADER_SIZE || hsize > 65536)
 		return fail(r, -EINVAL, "'%s' has a bad header size %u at offset 16", r->path, hsize);
-	if (hs_crc32c(0, h, 44) != hs_get_u32(h + 44))
-		return fail(r, -EINVAL, "'%s' has a corrupt header: checksum mismatch at offset 44", r->path);
+	if (hs_crc32c(0, h, 52) != hs_get_u32(h + 52))
+		return fail(r, -EINVAL, "'%s' has a corrupt header: checksum mismatch at offset 52", r->path);
 	r->info.sample_bytes = hs_get_u64(h + 24);
 	r->info.start_realtime_ns = hs_get_u64(h + 32);
 	r->info.pid = hs_get_u32(h + 40);
+	r->info.time_resolution_ns = hs_get_u32(h + 44);
+	if (r->info.time_resolution_ns == 0)
+		return fail(r, -EINVAL, "'%s' has a corrupt header: time resolution 0 at offset 44", r->path);
 	/* a later minor version may have a longer header: skip what we do not know */
 	if (hsize > r->file_size)
 		return fail(r, -EINVAL, "'%s' is truncated inside its header (%llu of %u bytes, offset %llu)", r->path,
 			    (unsigned long long)r->file_size, hsize, (unsigned long long)r->file_size);
 	r->next_chunk = hsize;
+	return 0;
+}
+
+/* The payload starts with the stream count and lengths; later minor versions may add streams. */
+static int split_streams(struct hs_reader *r, uint32_t rawsz)
+{
+	const uint8_t *p = r->rbuf, *end = r->rbuf + rawsz;
+	uint64_t count, len[64];
+
+	if (rawsz == 0) {
+		for (int i = 0; i < HS_STREAM_COUNT; i++)
+			r->sp[i] = r->se[i] = r->rbuf;
+		return 0;
+	}
+	if (hs_varint_get(&p, end, &count) || count < HS_STREAM_COUNT || count > 64)
+		return -1;
+	for (uint64_t i = 0; i < count; i++)
+		if (hs_varint_get(&p, end, &len[i]) || len[i] > (uint64_t)(end - p))
+			return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		if (len[i] > (uint64_t)(end - p))
+			return -1;
+		if (i < HS_STREAM_COUNT) {
+			r->sp[i] = p;
+			r->se[i] = p + len[i];
+		}
+		p += len[i];
+	}
 	return 0;
 }
 
@@ -153,30 +184,35 @@ static int load_chunk(struct hs_reader *r)
 		return fail(r, -EINVAL, "'%s' is corrupt: chunk at offset %llu does not decompress (%s)", r->path,
 			    (unsigned long long)r->chunk_off, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
 	r->next_chunk = r->chunk_off + HS_CHUNK_HEADER_SIZE + stored;
-	r->p = r->rbuf;
-	r->end = r->rbuf + rawsz;
-	r->ts = 0;
+	if (split_streams(r, rawsz) < 0)
+		return fail(r, -EINVAL, "'%s' is corrupt: bad stream table in the chunk at offset %llu", r->path,
+			    (unsigned long long)r->chunk_off);
+	r->q = 0;
 	r->ptr = 0;
 	r->tid = 0;
+	memset(r->class_ptr, 0, sizeof(r->class_ptr));
 	r->chunks++;
 	return 1;
 }
 
-#define GET(v)                                          \
-	do {                                            \
-		if (hs_varint_get(&r->p, r->end, &(v))) \
-			goto bad;                       \
+/* Reads the next varint of a stream into v, or jumps to bad. */
+#define GETS(stream, v)                                                  \
+	do {                                                             \
+		if (hs_varint_get(&r->sp[stream], r->se[stream], &(v))) \
+			goto bad;                                        \
 	} while (0)
+#define GET(v) GETS(HS_STREAM_MISC, v)
 
 static int get_str(struct hs_reader *r, const char **s, size_t *len)
 {
 	uint64_t n;
+	const uint8_t **p = &r->sp[HS_STREAM_MISC];
 
-	if (hs_varint_get(&r->p, r->end, &n) || n > (uint64_t)(r->end - r->p))
+	if (hs_varint_get(p, r->se[HS_STREAM_MISC], &n) || n > (uint64_t)(r->se[HS_STREAM_MISC] - *p))
 		return -1;
-	*s = (const char *)r->p;
+	*s = (const char *)*p;
 	*len = (size_t)n;
-	r->p += n;
+	*p += n;
 	return 0;
 }
 
@@ -286,109 +322,129 @@ bad:
 	return -1;
 }
 
-/* Types a later minor version may add (docs/FORMAT.md, "Compatibility"). */
-static int skippable(uint8_t t)
+static int bad_record(struct hs_reader *r, unsigned type)
 {
-	return (t >= 0x02 && t <= 0x0f) || (t >= 0x24 && t <= 0x2f) || (t >= 0x32 && t <= 0x3f) ||
-	       (t >= 0x42 && t <= 0x4f) || (t >= 0x62 && t <= 0x7e);
+	size_t at = (size_t)(r->sp[HS_STREAM_TYPE] - r->rbuf);
+
+	return fail(r, -EINVAL, "'%s' is corrupt: malformed record (type 0x%02x) at byte %zu of the chunk at offset %llu",
+		    r->path, type, at ? at - 1 : 0, (unsigned long long)r->chunk_off);
 }
 
+/* Fields of the events (types 0x10-0x24), from their streams. */
+static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
+{
+	uint64_t v, a;
+
+	if (type >= HS_REC_ALLOC && type <= HS_REC_ALLOC + HS_FN_PVALLOC) {
+		unsigned cls;
+		uint64_t predicted;
+
+		ev->kind = HS_EVENT_ALLOC;
+		ev->fn = (int)(type - HS_REC_ALLOC);
+		GETS(HS_STREAM_PTR, a);
+		GETS(HS_STREAM_SIZE, ev->size);
+		GETS(HS_STREAM_STACK, v);
+		if (v > UINT32_MAX)
+			goto bad;
+		ev->stack = (uint32_t)v;
+		cls = hs_size_class(ev->size);
+		predicted = r->class_ptr[cls] ? r->class_ptr[cls] : r->ptr;
+		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
+		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY) {
+			GETS(HS_STREAM_PTR, a);
+			ev->old_ptr = ev->ptr + (uint64_t)hs_unzigzag(a);
+		}
+		r->class_ptr[cls] = ev->ptr;
+		r->ptr = ev->ptr;
+	} else {
+		switch (type) {
+		case HS_REC_FREE:
+		case HS_REC_FREE_REALLOC:
+		case HS_REC_FREE_REALLOCARRAY:
+			ev->kind = HS_EVENT_FREE;
+			ev->fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
+			         HS_FN_REALLOCARRAY;
+			GETS(HS_STREAM_PTR, a);
+			ev->ptr = r->ptr + (uint64_t)hs_unzigzag(a);
+			r->ptr = ev->ptr;
+			break;
+		case HS_REC_MMAP:
+			ev->kind = HS_EVENT_MMAP;
+			ev->fn = HS_FN_MMAP;
+			GET(ev->addr);
+			GET(ev->len);
+			GET(v);
+			GET(a);
+			if (v > UINT32_MAX || a > UINT32_MAX)
+				goto bad;
+			ev->prot = (uint32_t)v;
+			ev->flags = (uint32_t)a;
+			GETS(HS_STREAM_STACK, v);
+			if (v > UINT32_MAX)
+				goto bad;
+			ev->stack = (uint32_t)v;
+			break;
+		case HS_REC_MUNMAP:
+			ev->kind = HS_EVENT_MUNMAP;
+			ev->fn = HS_FN_MUNMAP;
+			GET(ev->addr);
+			GET(ev->len);
+			break;
+		case HS_REC_MREMAP:
+			ev->kind = HS_EVENT_MREMAP;
+			ev->fn = HS_FN_MREMAP;
+			GET(ev->addr);
+			GET(ev->len);
+			GET(ev->new_addr);
+			GET(ev->new_len);
+			GETS(HS_STREAM_STACK, v);
+			if (v > UINT32_MAX)
+				goto bad;
+			ev->stack = (uint32_t)v;
+			break;
+		case HS_REC_BRK:
+		case HS_REC_SBRK:
+			ev->kind = HS_EVENT_BRK;
+			ev->fn = type == HS_REC_BRK ? HS_FN_BRK : HS_FN_SBRK;
+			GET(ev->addr);
+			GET(ev->new_addr);
+			GETS(HS_STREAM_STACK, v);
+			if (v > UINT32_MAX)
+				goto bad;
+			ev->stack = (uint32_t)v;
+			break;
+		default:
+			return 0;
+		}
+	}
+	GETS(HS_STREAM_TIME, v);
+	r->q += (uint64_t)hs_unzigzag(v);
+	ev->time_ns = r->q * r->info.time_resolution_ns;
+	return 1;
+bad:
+	return bad_record(r, type);
+}
+
+/* 1: an event; 0: a record with no event of its own; <0: error */
 static int decode_one(struct hs_reader *r, struct hs_event *ev)
 {
-	const uint8_t *start = r->p;
-	uint8_t type = *r->p++;
-	uint64_t v, a, b, c, d, e;
+	unsigned type = *r->sp[HS_STREAM_TYPE]++;
+	uint64_t v, a, b, c;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->tid = r->tid;
+	if (type >= HS_REC_ALLOC && type <= HS_REC_SBRK) {
+		int rc = decode_event(r, type, ev);
+		if (rc)
+			return rc;
+	}
 	switch (type) {
 	case HS_REC_THREAD:
 		GET(v);
+		if (v > UINT32_MAX)
+			goto bad;
 		r->tid = (uint32_t)v;
 		return 0;
-	case HS_REC_ALLOC:
-		GET(v);
-		r->ts += (uint64_t)hs_unzigzag(v);
-		GET(a);
-		GET(b);
-		GET(c);
-		GET(d);
-		if (a >= HS_FN_COUNT || d > UINT32_MAX)
-			goto bad;
-		ev->kind = HS_EVENT_ALLOC;
-		ev->fn = (int)a;
-		ev->ptr = r->ptr + (uint64_t)hs_unzigzag(b);
-		ev->size = c;
-		ev->stack = (uint32_t)d;
-		if (a == HS_FN_REALLOC || a == HS_FN_REALLOCARRAY) {
-			GET(e);
-			ev->old_ptr = ev->ptr + (uint64_t)hs_unzigzag(e);
-		}
-		r->ptr = ev->ptr;
-		break;
-	case HS_REC_FREE:
-		GET(v);
-		r->ts += (uint64_t)hs_unzigzag(v);
-		GET(c);
-		GET(a);
-		if (c != HS_FN_FREE && c != HS_FN_REALLOC && c != HS_FN_REALLOCARRAY)
-			goto bad;
-		ev->kind = HS_EVENT_FREE;
-		ev->fn = (int)c;
-		ev->ptr = r->ptr + (uint64_t)hs_unzigzag(a);
-		r->ptr = ev->ptr;
-		break;
-	case HS_REC_MMAP:
-		GET(v);
-		r->ts += (uint64_t)hs_unzigzag(v);
-		GET(ev->addr);
-		GET(ev->len);
-		GET(a);
-		GET(b);
-		GET(c);
-		if (c > UINT32_MAX)
-			goto bad;
-		ev->kind = HS_EVENT_MMAP;
-		ev->fn = HS_FN_MMAP;
-		ev->prot = (uint32_t)a;
-		ev->flags = (uint32_t)b;
-		ev->stack = (uint32_t)c;
-		break;
-	case HS_REC_MUNMAP:
-		GET(v);
-		r->ts += (uint64_t)hs_unzigzag(v);
-		GET(ev->addr);
-		GET(ev->len);
-		ev->kind = HS_EVENT_MUNMAP;
-		ev->fn = HS_FN_MUNMAP;
-		break;
-	case HS_REC_MREMAP:
-		GET(v);
-		r->ts += (uint64_t)hs_unzigzag(v);
-		GET(ev->addr);
-		GET(ev->len);
-		GET(ev->new_addr);
-		GET(ev->new_len);
-		GET(c);
-		if (c > UINT32_MAX)
-			goto bad;
-		ev->kind = HS_EVENT_MREMAP;
-		ev->fn = HS_FN_MREMAP;
-		ev->stack = (uint32_t)c;
-		break;
-	case HS_REC_BRK:
-		GET(v);
-		r->ts += (uint64_t)hs_unzigzag(v);
-		GET(a);
-		GET(ev->addr);
-		GET(ev->new_addr);
-		GET(c);
-		if ((a != HS_FN_BRK && a != HS_FN_SBRK) || c > UINT32_MAX)
-			goto bad;
-		ev->kind = HS_EVENT_BRK;
-		ev->fn = (int)a;
-		ev->stack = (uint32_t)c;
-		break;
 	case HS_REC_RSS:
 		GET(ev->time_ns);
 		GET(ev->rss);
@@ -448,23 +504,19 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		ev->kind = HS_EVENT_END;
 		return 1;
 	default:
-		if (skippable(type)) {
-			/* a later minor version's record: its length follows the type */
+		if (hs_record_skippable(type)) {
+			/* a later minor version's record: its length comes first */
 			GET(v);
-			if (v > (uint64_t)(r->end - r->p))
+			if (v > (uint64_t)(r->se[HS_STREAM_MISC] - r->sp[HS_STREAM_MISC]))
 				goto bad;
-			r->p += v;
+			r->sp[HS_STREAM_MISC] += v;
 			return 0;
 		}
-		r->p = start;
 		return fail(r, -EINVAL, "'%s' is corrupt: unknown record type 0x%02x at byte %zu of the chunk at offset %llu",
-			    r->path, type, (size_t)(start - r->rbuf), (unsigned long long)r->chunk_off);
+			    r->path, type, (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf), (unsigned long long)r->chunk_off);
 	}
-	ev->time_ns = r->ts;
-	return 1;
 bad:
-	return fail(r, -EINVAL, "'%s' is corrupt: malformed record (type 0x%02x) at byte %zu of the chunk at offset %llu",
-		    r->path, type, (size_t)(start - r->rbuf), (unsigned long long)r->chunk_off);
+	return bad_record(r, type);
 }
 
 int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
@@ -473,7 +525,7 @@ int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
 		return r->failed;
 	for (;;) {
 		int rc;
-		if (r->p == r->end) {
+		if (r->sp[HS_STREAM_TYPE] == r->se[HS_STREAM_TYPE]) {
 			rc = load_chunk(r);
 			if (rc <= 0)
 				return rc;
@@ -512,11 +564,10 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	rc = load_chunk(r);
 	if (rc < 0)
 		return rc;
-	if (rc > 0 && r->p < r->end && *r->p == HS_REC_PROCESS) {
-		const uint8_t *start = r->p++;
+	if (rc > 0 && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE] && *r->sp[HS_STREAM_TYPE] == HS_REC_PROCESS) {
+		r->sp[HS_STREAM_TYPE]++;
 		if (add_process(r) < 0)
-			return fail(r, -EINVAL, "'%s' is corrupt: malformed record (type 0x%02x) at byte %zu of the chunk at offset %llu",
-				    r->path, HS_REC_PROCESS, (size_t)(start - r->rbuf), (unsigned long long)r->chunk_off);
+			return bad_record(r, HS_REC_PROCESS);
 	}
 	return 0;
 }

@@ -13,7 +13,7 @@
 #define HS_VERSION_MAJOR 1
 #define HS_VERSION_MINOR 0
 
-#define HS_FILE_HEADER_SIZE 48
+#define HS_FILE_HEADER_SIZE 56
 #define HS_FLAG_SAMPLED 0x1u
 
 /*
@@ -21,12 +21,14 @@
  *   0  magic[8]
  *   8  u32 byte_order_mark (0x01020304 in the writer's order)
  *  12  u16 version_major, u16 version_minor
- *  16  u32 header_size (48 in version 1.0; readers skip what they do not know)
+ *  16  u32 header_size (56 in version 1.0; readers skip what they do not know)
  *  20  u32 flags
  *  24  u64 sample_bytes (0 in full mode)
  *  32  u64 start_realtime_ns (CLOCK_REALTIME when tracing started)
  *  40  u32 pid
- *  44  u32 header_crc (CRC-32C of bytes 0..43)
+ *  44  u32 time_resolution_ns (event times are multiples of it)
+ *  48  u32 reserved (0)
+ *  52  u32 header_crc (CRC-32C of bytes 0..51)
  */
 
 #define HS_CHUNK_MAGIC 0x4b435348u /* "HSCK" read as a little-endian u32 */
@@ -45,20 +47,34 @@
  */
 
 /*
- * Records inside a decompressed chunk payload. Every record starts with a
- * one-byte type; integers are unsigned LEB128 varints, "s" marks zigzag ones.
- * Events (0x10-0x2f) carry "dts", the time since the previous event of the
- * chunk; other records carry an absolute "ts". Delta state (time, thread,
- * last pointer) resets at each chunk start, so chunks decode independently.
+ * A decompressed payload is a stream count, the streams' lengths, then the
+ * streams. Each field of a record goes to the stream of its kind, so that
+ * like values sit together and compress well; a record's fields are read
+ * back in order from their streams. Integers are unsigned LEB128 varints,
+ * "s" marks zigzag ones. Delta state resets at each chunk start.
  */
+enum hs_stream {
+	HS_STREAM_TYPE,   /* record types, one byte each */
+	HS_STREAM_TIME,   /* s event time deltas, in units of the time resolution */
+	HS_STREAM_PTR,    /* s block addresses, as differences from a prediction */
+	HS_STREAM_SIZE,   /* requested sizes */
+	HS_STREAM_STACK,  /* stack ids of events */
+	HS_STREAM_MISC,   /* everything else */
+	HS_STREAM_COUNT
+};
+
 enum hs_record_type {
-	HS_REC_THREAD = 0x01,        /* tid: thread of the following events */
-	HS_REC_ALLOC = 0x10,         /* s dts, fn, s ptr-delta, size, stack [, s old-ptr minus ptr for realloc] */
-	HS_REC_FREE = 0x11,          /* s dts, fn (free, realloc, reallocarray), s ptr-delta */
-	HS_REC_MMAP = 0x20,          /* s dts, addr, len, prot, flags, stack */
-	HS_REC_MUNMAP = 0x21,        /* s dts, addr, len */
-	HS_REC_MREMAP = 0x22,        /* s dts, old_addr, old_len, new_addr, new_len, stack */
-	HS_REC_BRK = 0x23,           /* s dts, fn (brk or sbrk), old_brk, new_brk, stack */
+	HS_REC_THREAD = 0x01,        /* misc: tid of the following events */
+	HS_REC_ALLOC = 0x10,         /* + fn (malloc .. pvalloc): time, ptr, size, stack [, ptr: s old - new for realloc] */
+	HS_REC_FREE = 0x19,          /* time, ptr */
+	HS_REC_FREE_REALLOC = 0x1a,  /* the same, for the block a realloc released */
+	HS_REC_FREE_REALLOCARRAY = 0x1b,
+	HS_REC_MMAP = 0x20,          /* time, misc: addr, len, prot, flags; stack */
+	HS_REC_MUNMAP = 0x21,        /* time, misc: addr, len */
+	HS_REC_MREMAP = 0x22,        /* time, misc: old_addr, old_len, new_addr, new_len; stack */
+	HS_REC_BRK = 0x23,           /* time, misc: old_brk, new_brk; stack */
+	HS_REC_SBRK = 0x24,          /* the same, through sbrk */
+	/* the rest have all their fields in misc and absolute times in ns */
 	HS_REC_RSS = 0x30,           /* ts, rss bytes */
 	HS_REC_MARKER = 0x31,        /* ts, tid, len, bytes */
 	HS_REC_MODULE = 0x40,        /* ts, base, path-len, path, id-len, build-id, nseg, {vaddr, memsz, flags, offset}* */
@@ -69,6 +85,25 @@ enum hs_record_type {
 	HS_REC_END = 0x7f,           /* ts, reason: the process image ended cleanly (enum hs_end_reason) */
 };
 
-/* enum hs_fn, the entry point of an event, is public: include/heapscope/reader.h */
+/*
+ * Allocators hand back the block last freed in the same size class, so an
+ * allocation's address is predicted by the previous one of its class.
+ */
+#define HS_SIZE_CLASSES 1088
+static inline unsigned hs_size_class(uint64_t size)
+{
+	if (size <= 16384)
+		return (unsigned)((size + 15) >> 4);
+	return 1024u + (unsigned)(63 - __builtin_clzll(size));
+}
+
+/* Types a later minor version may add, followed by their length in misc (docs/FORMAT.md). */
+static inline int hs_record_skippable(unsigned t)
+{
+	return (t >= 0x02 && t <= 0x0f) || (t >= 0x25 && t <= 0x2f) || (t >= 0x32 && t <= 0x3f) ||
+	       (t >= 0x42 && t <= 0x4f) || (t >= 0x62 && t <= 0x7e);
+}
+
+/* enum hs_fn and enum hs_end_reason are public: include/heapscope/reader.h */
 
 #endif

@@ -354,7 +354,7 @@ HS_EXPORT void free(void *p)
 		count(t, HS_FN_FREE, 0);
 		/* before the real free: once freed, another thread may get the address */
 		if (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)p))
-			record_free(t, HS_FN_FREE, p, hs_ticks_early());
+			record_free(t, HS_FN_FREE, p, hs_ticks());
 	}
 	real.free(p);
 }
@@ -397,7 +397,7 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 	t = tracing_thread();
 	tracked = t && old && (!hs_g.cfg.sample_bytes || set_contains((uintptr_t)old));
 	if (tracked)
-		before = hs_ticks_early();
+		before = hs_ticks();
 	/* glibc's reallocarray calls realloc through the PLT: that would record it twice */
 	p = real.realloc(old, bytes);
 	if (unlikely(t != NULL)) {
@@ -630,11 +630,12 @@ extern char **environ;
 static char **child_env(char *const envp[], char **buf, size_t cap, char *preload, size_t plen)
 {
 	static const char *const vars[] = { "HEAPSCOPE_OUTPUT", "HEAPSCOPE_SAMPLE", "HEAPSCOPE_FOLLOW_FORK",
-					    "HEAPSCOPE_FOLLOW_EXEC" };
+					    "HEAPSCOPE_FOLLOW_EXEC", "HEAPSCOPE_TIME_RESOLUTION" };
+	enum { NVARS = sizeof(vars) / sizeof(vars[0]) };
 	size_t n = 0;
 	const char *self = hs_self_path();
 	const char *old_preload = NULL;
-	int has[4] = { 0 };
+	int has[NVARS] = { 0 };
 
 	for (size_t i = 0; envp && envp[i] && n < cap - 8; i++) {
 		if (!strncmp(envp[i], "HEAPSCOPE_CHILD=", 16))
@@ -643,13 +644,13 @@ static char **child_env(char *const envp[], char **buf, size_t cap, char *preloa
 			old_preload = envp[i] + 11;
 			continue;
 		}
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < NVARS; k++) {
 			size_t l = strlen(vars[k]);
 			has[k] |= !strncmp(envp[i], vars[k], l) && envp[i][l] == '=';
 		}
 		buf[n++] = envp[i];
 	}
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < NVARS; k++) {
 		/* getenv returns the value inside the NAME=value string of environ */
 		char *v = has[k] ? NULL : getenv(vars[k]);
 		if (v)

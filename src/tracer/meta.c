@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "../common/varint.h"
 #include "tracer.h"
 
 /*
@@ -13,7 +14,7 @@
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *buf;
-static size_t len, cap, taken;
+static size_t blen, cap, taken;
 static size_t splits[HS_META_MAX_SPLITS];
 static size_t nsplits, split_pos;
 
@@ -24,13 +25,17 @@ int hs_meta_init(void)
 	return buf ? 0 : -1;
 }
 
-void hs_meta_append(const uint8_t *rec, size_t n)
+/* Stored with a length prefix so the writer can split each record into the chunk's streams. */
+void hs_meta_append(const uint8_t *rec, size_t len)
 {
+	uint8_t head[HS_VARINT_MAX];
+	size_t hn = (size_t)(hs_varint_put(head, len) - head), n = hn + len;
+
 	pthread_mutex_lock(&meta_lock);
-	if (len + n > cap) {
+	if (blen + n > cap) {
 		size_t ncap = cap * 2;
 		uint8_t *nb;
-		while (len + n > ncap)
+		while (blen + n > ncap)
 			ncap *= 2;
 		nb = hs_map(ncap);
 		if (!nb) {
@@ -38,17 +43,18 @@ void hs_meta_append(const uint8_t *rec, size_t n)
 			hs_disable("out of memory for the record buffer");
 			return;
 		}
-		memcpy(nb, buf, len);
+		memcpy(nb, buf, blen);
 		hs_unmap(buf, cap);
 		buf = nb;
 		cap = ncap;
 	}
-	if (len - split_pos + n > HS_META_SPLIT && len > split_pos && nsplits < HS_META_MAX_SPLITS) {
-		splits[nsplits++] = len;
-		split_pos = len;
+	if (blen - split_pos + n > HS_META_SPLIT && blen > split_pos && nsplits < HS_META_MAX_SPLITS) {
+		splits[nsplits++] = blen;
+		split_pos = blen;
 	}
-	memcpy(buf + len, rec, n);
-	len += n;
+	memcpy(buf + blen, head, hn);
+	memcpy(buf + blen + hn, rec, len);
+	blen += n;
 	pthread_mutex_unlock(&meta_lock);
 }
 
@@ -59,7 +65,7 @@ size_t hs_meta_take(uint8_t *dst, size_t room, int *more)
 	size_t i;
 
 	pthread_mutex_lock(&meta_lock);
-	end = len;
+	end = blen;
 	for (i = 0; i < nsplits; i++) {
 		if (splits[i] > taken) {
 			end = splits[i];
@@ -71,9 +77,9 @@ size_t hs_meta_take(uint8_t *dst, size_t room, int *more)
 		memcpy(dst, buf + taken, n);
 		taken = end;
 	}
-	*more = taken < len;
-	if (taken == len) {
-		len = taken = split_pos = 0;
+	*more = taken < blen;
+	if (taken == blen) {
+		blen = taken = split_pos = 0;
 		nsplits = 0;
 	}
 	pthread_mutex_unlock(&meta_lock);
@@ -83,6 +89,6 @@ size_t hs_meta_take(uint8_t *dst, size_t room, int *more)
 void hs_meta_reset(void)
 {
 	pthread_mutex_init(&meta_lock, NULL);
-	len = taken = split_pos = 0;
+	blen = taken = split_pos = 0;
 	nsplits = 0;
 }

@@ -163,6 +163,31 @@ static uint64_t parse_size(const char *s)
 	return v;
 }
 
+/* "250ns", "10us", "1ms", or a number of ns; out of range or malformed gives the default */
+static uint32_t parse_duration(const char *s, uint32_t dflt)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	if (!s || !*s)
+		return dflt;
+	while (*s >= '0' && *s <= '9' && v < 1000000000000ull) {
+		v = v * 10 + (uint64_t)(*s++ - '0');
+		digits++;
+	}
+	if (!digits)
+		return dflt;
+	if (!strcmp(s, "us"))
+		v *= 1000;
+	else if (!strcmp(s, "ms"))
+		v *= 1000000;
+	else if (!strcmp(s, "s"))
+		v *= 1000000000;
+	else if (*s && strcmp(s, "ns"))
+		return dflt;
+	return v >= 1 && v <= 1000000000 ? (uint32_t)v : dflt;
+}
+
 static int env_true(const char *name)
 {
 	const char *v = getenv(name);
@@ -285,6 +310,7 @@ void hs_init(void)
 	init_once();
 	out = getenv("HEAPSCOPE_OUTPUT");
 	hs_g.cfg.sample_bytes = parse_size(getenv("HEAPSCOPE_SAMPLE"));
+	hs_g.cfg.time_resolution_ns = parse_duration(getenv("HEAPSCOPE_TIME_RESOLUTION"), HS_DEFAULT_RESOLUTION_NS);
 	hs_g.cfg.follow_fork = env_true("HEAPSCOPE_FOLLOW_FORK");
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
@@ -292,6 +318,7 @@ void hs_init(void)
 		strip_preload();
 		unsetenv("HEAPSCOPE_OUTPUT");
 		unsetenv("HEAPSCOPE_SAMPLE");
+		unsetenv("HEAPSCOPE_TIME_RESOLUTION");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}

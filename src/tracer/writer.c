@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../common/varint.h"
+#include "../format/builder.h"
 #include "../format/encoder.h"
 #include "tracer.h"
 
@@ -18,12 +19,10 @@
 #define HS_FLUSH_NS (100ull * 1000 * 1000)  /* a partial chunk is written at least this often */
 #define HS_TICK_NS (10ull * 1000 * 1000)    /* rss sampling period */
 #define HS_HOLD_NS (200ull * 1000)          /* events younger than this may still be overtaken */
-#define HS_EVENT_MAX 64                     /* bytes one encoded event can take */
 
 static struct hs_encoder *enc;
-static uint8_t *raw;
-static size_t raw_len;
-static uint64_t raw_since;      /* time of the oldest unwritten byte in raw */
+static struct hs_builder *chunk;
+static uint64_t chunk_since;    /* when the chunk being built was last empty */
 static int fd = -1, statm_fd = -1;
 static dev_t file_dev;
 static ino_t file_ino;
@@ -32,19 +31,8 @@ static ino_t statm_ino;
 static char file_path[4096];
 static int chunks_since_totals;
 
-/* delta state of the chunk being built */
-static uint64_t c_ts, c_ptr;
-static uint32_t c_tid;
 static uint64_t last_ns, last_ticks; /* conversions are clamped to never run backwards */
 static uint64_t hold_ticks;
-
-static void chunk_reset(void)
-{
-	raw_len = 0;
-	c_ts = 0;
-	c_ptr = 0;
-	c_tid = UINT32_MAX;
-}
 
 /* Programs close every descriptor or reuse numbers: keep ours high and check it is still ours. */
 static int move_high(int f)
@@ -97,11 +85,10 @@ static void write_chunk(void)
 	const void *c;
 	size_t n;
 
-	if (!raw_len)
+	if (!hs_builder_size(chunk))
 		return;
-	if (hs_encoder_chunk(enc, raw, raw_len, &c, &n) < 0 || write_all(c, n) < 0)
+	if (hs_builder_flush(chunk, enc, &c, &n) < 0 || write_all(c, n) < 0)
 		hs_disable("cannot write the trace file; tracing stopped");
-	chunk_reset();
 	chunks_since_totals++;
 }
 
@@ -230,12 +217,14 @@ int hs_writer_open(void)
 	}
 	if (!enc && hs_encoder_new(&enc) < 0)
 		return -1;
-	if (!raw && !(raw = hs_map(HS_CHUNK_MAX_RAW)))
+	if (chunk)
+		hs_builder_free(chunk);
+	if (hs_builder_new(&chunk, hs_g.cfg.time_resolution_ns) < 0)
 		return -1;
-	chunk_reset();
 	clock_gettime(CLOCK_REALTIME, &rt);
 	hs_header_encode(hdr, hs_g.cfg.sample_bytes ? HS_FLAG_SAMPLED : 0, hs_g.cfg.sample_bytes,
-			 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, (uint32_t)hs_g.pid);
+			 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, (uint32_t)hs_g.pid,
+			 hs_g.cfg.time_resolution_ns);
 	if (write_all(hdr, sizeof(hdr)) < 0)
 		return -1;
 	emit_process();
@@ -304,21 +293,35 @@ static void emit_totals(void)
 	hs_meta_append(rec, (size_t)(p - rec));
 }
 
+/* Meta records come length-prefixed from hs_meta_take, whole records only. */
 static void take_meta(void)
 {
+	static uint8_t buf[HS_CHUNK_MAX_RAW / 4];
 	int more = 1;
 
 	while (more) {
-		size_t n = hs_meta_take(raw + raw_len, HS_CHUNK_MAX_RAW - raw_len - HS_EVENT_MAX, &more);
-		raw_len += n;
-		if (more || raw_len >= HS_CHUNK_TARGET)
+		size_t n = hs_meta_take(buf, sizeof(buf), &more);
+		const uint8_t *p = buf, *end = buf + n;
+
+		while (p < end) {
+			uint64_t len;
+			if (hs_varint_get(&p, end, &len) || len > (uint64_t)(end - p))
+				break;
+			if (!hs_builder_fits(chunk, (size_t)len))
+				write_chunk();
+			hs_builder_record(chunk, p, (size_t)len);
+			p += len;
+		}
+		if (hs_builder_size(chunk) >= HS_CHUNK_TARGET)
 			write_chunk();
+		if (more && n == 0)
+			break; /* a record larger than the buffer cannot be: never spin */
 	}
 }
 
 static void encode_event(const struct hs_ev *e)
 {
-	uint8_t *p = raw + raw_len;
+	struct hs_event ev;
 	uint64_t ts = hs_ticks_to_ns(e->ts);
 
 	/* a new rate may map a later tick a hair before an earlier one; a late event keeps its time */
@@ -328,68 +331,50 @@ static void encode_event(const struct hs_ev *e)
 		last_ns = ts;
 		last_ticks = e->ts;
 	}
-
-	if (e->tid != c_tid) {
-		*p++ = HS_REC_THREAD;
-		p = hs_varint_put(p, e->tid);
-		c_tid = e->tid;
-	}
+	memset(&ev, 0, sizeof(ev));
+	ev.time_ns = ts;
+	ev.tid = e->tid;
+	ev.fn = e->fn;
+	ev.stack = e->stack;
 	switch (e->type) {
 	case HS_EV_ALLOC:
-		*p++ = HS_REC_ALLOC;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
-		p = hs_varint_put(p, e->fn);
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->a - c_ptr)));
-		p = hs_varint_put(p, e->b);
-		p = hs_varint_put(p, e->stack);
-		if (e->fn == HS_FN_REALLOC || e->fn == HS_FN_REALLOCARRAY)
-			p = hs_varint_put(p, hs_zigzag((int64_t)(e->c - e->a)));
-		c_ptr = e->a;
+		ev.kind = HS_EVENT_ALLOC;
+		ev.ptr = e->a;
+		ev.size = e->b;
+		ev.old_ptr = e->c;
 		break;
 	case HS_EV_FREE:
-		*p++ = HS_REC_FREE;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
-		p = hs_varint_put(p, e->fn);
-		p = hs_varint_put(p, hs_zigzag((int64_t)(e->a - c_ptr)));
-		c_ptr = e->a;
+		ev.kind = HS_EVENT_FREE;
+		ev.ptr = e->a;
 		break;
 	case HS_EV_MMAP:
-		*p++ = HS_REC_MMAP;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
-		p = hs_varint_put(p, e->a);
-		p = hs_varint_put(p, e->b);
-		p = hs_varint_put(p, e->c >> 32);
-		p = hs_varint_put(p, e->c & 0xffffffffu);
-		p = hs_varint_put(p, e->stack);
+		ev.kind = HS_EVENT_MMAP;
+		ev.addr = e->a;
+		ev.len = e->b;
+		ev.prot = (uint32_t)(e->c >> 32);
+		ev.flags = (uint32_t)e->c;
 		break;
 	case HS_EV_MUNMAP:
-		*p++ = HS_REC_MUNMAP;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
-		p = hs_varint_put(p, e->a);
-		p = hs_varint_put(p, e->b);
+		ev.kind = HS_EVENT_MUNMAP;
+		ev.addr = e->a;
+		ev.len = e->b;
 		break;
 	case HS_EV_MREMAP:
-		*p++ = HS_REC_MREMAP;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
-		p = hs_varint_put(p, e->a);
-		p = hs_varint_put(p, e->b);
-		p = hs_varint_put(p, e->c);
-		p = hs_varint_put(p, e->d);
-		p = hs_varint_put(p, e->stack);
+		ev.kind = HS_EVENT_MREMAP;
+		ev.addr = e->a;
+		ev.len = e->b;
+		ev.new_addr = e->c;
+		ev.new_len = e->d;
 		break;
 	case HS_EV_BRK:
-		*p++ = HS_REC_BRK;
-		p = hs_varint_put(p, hs_zigzag((int64_t)(ts - c_ts)));
-		p = hs_varint_put(p, e->fn);
-		p = hs_varint_put(p, e->a);
-		p = hs_varint_put(p, e->b);
-		p = hs_varint_put(p, e->stack);
+		ev.kind = HS_EVENT_BRK;
+		ev.addr = e->a;
+		ev.new_addr = e->b;
 		break;
 	default:
 		return;
 	}
-	c_ts = ts;
-	raw_len = (size_t)(p - raw);
+	hs_builder_event(chunk, &ev);
 }
 
 /*
@@ -443,7 +428,7 @@ static uint64_t drain(int force)
 			break;
 		encode_event(&ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)]);
 		pos[best]++;
-		if (raw_len >= HS_CHUNK_TARGET) {
+		if (hs_builder_size(chunk) >= HS_CHUNK_TARGET) {
 			write_chunk();
 			for (int i = 0; i < k; i++)
 				atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
@@ -490,10 +475,11 @@ uint64_t hs_writer_flush(int force)
 	pthread_mutex_lock(&hs_g.writer_lock);
 	if (atomic_load(&hs_g.state) == HS_ACTIVE) {
 		backlog = drain(force);
-		if (force || raw_len >= HS_CHUNK_TARGET || (raw_len && hs_now_ns() - raw_since >= HS_FLUSH_NS))
+		if (force || hs_builder_size(chunk) >= HS_CHUNK_TARGET ||
+		    (hs_builder_size(chunk) && hs_now_ns() - chunk_since >= HS_FLUSH_NS))
 			write_chunk();
-		if (raw_len == 0)
-			raw_since = hs_now_ns();
+		if (hs_builder_size(chunk) == 0)
+			chunk_since = hs_now_ns();
 	}
 	pthread_mutex_unlock(&hs_g.writer_lock);
 	return backlog;
@@ -608,6 +594,5 @@ void hs_writer_after_fork_child(void)
 		syscall(SYS_close, statm_fd);
 	fd = -1;
 	statm_fd = -1;
-	chunk_reset();
 }
 

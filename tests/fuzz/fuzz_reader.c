@@ -53,7 +53,7 @@ static void wrap(const uint8_t *data, size_t size)
 	if (!enc && hs_encoder_new(&enc) < 0)
 		abort();
 	file_len = 0;
-	hs_header_encode(h, 0, 0, 1, 1234);
+	hs_header_encode(h, 0, 0, 1, 1234, 1);
 	append(h, sizeof(h));
 	for (;;) {
 		const uint8_t *q = memmem(p, (size_t)(end - p), SEP, SEP_LEN);

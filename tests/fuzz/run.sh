@@ -27,7 +27,7 @@ san=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-om
 cflags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument -Iinclude -Isrc $zcflags)
 
 objs=()
-for src in src/common/crc32c.c src/format/reader.c src/format/symbolize.c src/format/encoder.c; do
+for src in src/common/crc32c.c src/format/reader.c src/format/symbolize.c src/format/encoder.c src/format/builder.c; do
 	o="$out/obj/$(basename "$src" .c).o"
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ tests/fuzz/run.sh -nt "$o" ] ||
 		[ -n "$(find src/format src/common include -name '*.h' -newer "$o" 2>/dev/null)" ]; then
@@ -42,7 +42,7 @@ err=$("$CLANG" "${cflags[@]}" "${san[@]}" -o "$out/fuzz_reader" tests/fuzz/fuzz_
 
 # seeds: synthetic traces, plus real ones when the CLI is built
 # shellcheck disable=SC2086
-err=$("$CLANG" "${cflags[@]}" -o "$out/make_corpus" tests/fuzz/make_corpus.c src/format/encoder.c src/common/crc32c.c \
+err=$("$CLANG" "${cflags[@]}" -o "$out/make_corpus" tests/fuzz/make_corpus.c src/format/encoder.c src/format/builder.c src/common/crc32c.c \
 	$libs -lpthread 2>&1) || { echo "$err" >&2; fail "cannot build make_corpus: $(echo "$err" | grep -m1 error)"; }
 recorded=()
 if [ -x "$BUILD/heapscope" ] && [ -f "$BUILD/libheapscope.so" ]; then

@@ -131,6 +131,42 @@ static const char *with_payload(const char *name, const void *raw, size_t n)
 	return write_bytes(name, buf, chunk_b_off + cl);
 }
 
+/*
+ * A payload in the chunk layout: the stream table, then the streams. Tests
+ * give the record types and the fields of each stream separately.
+ */
+struct streams {
+	const uint8_t *s[HS_STREAM_COUNT];
+	size_t n[HS_STREAM_COUNT];
+};
+
+static size_t layout(uint8_t *out, const struct streams *st)
+{
+	uint8_t *p = out;
+
+	p = hs_varint_put(p, HS_STREAM_COUNT);
+	for (int i = 0; i < HS_STREAM_COUNT; i++)
+		p = hs_varint_put(p, st->n[i]);
+	for (int i = 0; i < HS_STREAM_COUNT; i++) {
+		if (st->n[i])
+			memcpy(p, st->s[i], st->n[i]);
+		p += st->n[i];
+	}
+	return (size_t)(p - out);
+}
+
+#define STREAMS(types, misc) \
+	((struct streams){ .s = { [HS_STREAM_TYPE] = types, [HS_STREAM_MISC] = misc }, \
+			   .n = { [HS_STREAM_TYPE] = sizeof(types), [HS_STREAM_MISC] = sizeof(misc) } })
+
+static void payload_rejected(const char *name, const void *raw, size_t n, const char *want);
+
+static void streams_rejected(const char *name, struct streams st, const char *want)
+{
+	static uint8_t raw[4096];
+	payload_rejected(name, raw, layout(raw, &st), want);
+}
+
 static void payload_rejected(const char *name, const void *raw, size_t n, const char *want)
 {
 	struct outcome o = read_all(with_payload(name, raw, n));
@@ -186,15 +222,15 @@ int main(void)
 	open_fails("errors-header-checksum", write_bytes("bad-crc", h, sizeof(h)), "checksum", 1);
 	memcpy(h, good.file.d, sizeof(h));
 	hs_put_u16(h + 12, 2);
-	hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
 	open_fails("errors-major-version", write_bytes("v2", h, sizeof(h)), "version 2.0", 1);
 	memcpy(h, good.file.d, sizeof(h));
 	hs_put_u32(h + 8, 0x04030201u);
-	hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
 	open_fails("errors-byte-order", write_bytes("big-endian", h, sizeof(h)), "byte order", 1);
 	memcpy(h, good.file.d, sizeof(h));
 	hs_put_u32(h + 16, 40);
-	hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
 	open_fails("errors-header-size-too-small", write_bytes("hsize40", h, sizeof(h)), "header size", 1);
 
 	/* a newer minor version with a longer header is read, the extra bytes skipped */
@@ -203,7 +239,7 @@ int main(void)
 		memcpy(buf, good.file.d, HS_FILE_HEADER_SIZE);
 		hs_put_u16(buf + 14, 7);
 		hs_put_u32(buf + 16, HS_FILE_HEADER_SIZE + 16);
-		hs_put_u32(buf + 44, hs_crc32c(0, buf, 44));
+		hs_put_u32(buf + 52, hs_crc32c(0, buf, 52));
 		memset(buf + HS_FILE_HEADER_SIZE, 0xee, 16);
 		n = HS_FILE_HEADER_SIZE + 16;
 		memcpy(buf + n, good.file.d + HS_FILE_HEADER_SIZE, good.file.n - HS_FILE_HEADER_SIZE);
@@ -220,7 +256,7 @@ int main(void)
 		memcpy(h, good.file.d, sizeof(h));
 		hs_put_u16(h + 14, 9);
 		hs_put_u32(h + 16, 1000);
-		hs_put_u32(h + 44, hs_crc32c(0, h, 44));
+		hs_put_u32(h + 52, hs_crc32c(0, h, 52));
 		rc = hs_reader_open(&r, write_bytes("hsize1000", h, sizeof(h)));
 		if (rc == 0)
 			rc2 = hs_reader_next(r, &ev);
@@ -294,53 +330,70 @@ int main(void)
 
 	/* hostile payloads in an otherwise valid chunk */
 	{
-		static const uint8_t unknown[] = { HS_REC_THREAD, 1, 0x99, 1, 2, 3 };
-		payload_rejected("errors-unknown-record", unknown, sizeof(unknown), "unknown record type 0x99");
-		static const uint8_t zero_type[] = { 0x00 };
-		payload_rejected("errors-record-type-0", zero_type, sizeof(zero_type), "unknown record type 0x00");
+		static const uint8_t t_unknown[] = { HS_REC_THREAD, 0x99 }, m_unknown[] = { 1, 1, 2, 3 };
+		streams_rejected("errors-unknown-record", STREAMS(t_unknown, m_unknown), "unknown record type 0x99");
+		static const uint8_t t_zero[] = { 0x00 }, m_none[] = { 0 };
+		streams_rejected("errors-record-type-0", STREAMS(t_zero, m_none), "unknown record type 0x00");
+		static const uint8_t bad_table[] = { 9, 1, 1 };
+		payload_rejected("errors-stream-table", bad_table, sizeof(bad_table), "stream table");
 
-		/* types reserved for later minor versions carry their length and are skipped */
+		/* types reserved for later minor versions carry their length in misc and are skipped */
 		{
-			static const uint8_t skip[] = { 0x05, 3, 0xaa, 0xbb, 0xcc, 0x3a, 0, HS_REC_END, 9, HS_END_STOP };
-			o = read_all(with_payload("skippable", skip, sizeof(skip)));
+			static const uint8_t t[] = { 0x05, 0x3a, HS_REC_END };
+			static const uint8_t m[] = { 3, 0xaa, 0xbb, 0xcc, 0, 9, HS_END_STOP };
+			static uint8_t raw[256];
+			struct streams st = STREAMS(t, m);
+			o = read_all(with_payload("skippable", raw, layout(raw, &st)));
 			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-skippable-record-skipped",
 				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
 		}
-		static const uint8_t skip_long[] = { 0x62, 9, 1, 2 };
-		payload_rejected("errors-skippable-record-past-end", skip_long, sizeof(skip_long), "malformed");
-		static const uint8_t self_parent[] = { HS_REC_STACK, 5, 5, 0x10 };
-		payload_rejected("errors-stack-parent-equals-id", self_parent, sizeof(self_parent), "malformed");
-		static const uint8_t later_parent[] = { HS_REC_STACK, 5, 9, 0x10 };
-		payload_rejected("errors-stack-parent-after-id", later_parent, sizeof(later_parent), "malformed");
-		static const uint8_t id0[] = { HS_REC_STACK, 0, 0, 0x10 };
-		payload_rejected("errors-stack-id-0", id0, sizeof(id0), "malformed");
-		static const uint8_t id_over[] = { HS_REC_STACK, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0x10 }; /* 2^32 */
-		payload_rejected("errors-stack-id-over-32-bits", id_over, sizeof(id_over), "malformed");
-		/* a cycle through a redefined node must not loop: parents stay below ids */
-		static const uint8_t redefine[] = { HS_REC_STACK, 2, 1, 0x20, HS_REC_STACK, 1, 0, 0x10,
-						    HS_REC_STACK, 1, 2, 0x30 };
-		payload_rejected("errors-stack-redefined-cycle", redefine, sizeof(redefine), "malformed");
+		static const uint8_t t_skip[] = { 0x62 }, m_skip_long[] = { 9, 1, 2 };
+		streams_rejected("errors-skippable-record-past-end", STREAMS(t_skip, m_skip_long), "malformed");
+		static const uint8_t t_stack[] = { HS_REC_STACK };
+		static const uint8_t self_parent[] = { 2, 2, 0x10 };
+		streams_rejected("errors-stack-parent-equals-id", STREAMS(t_stack, self_parent), "malformed");
+		static const uint8_t later_parent[] = { 2, 9, 0x10 };
+		streams_rejected("errors-stack-parent-after-id", STREAMS(t_stack, later_parent), "malformed");
+		static const uint8_t id0[] = { 0, 0, 0x10 };
+		streams_rejected("errors-stack-id-0", STREAMS(t_stack, id0), "malformed");
+		static const uint8_t id_over[] = { 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0x10 }; /* 2^32 */
+		streams_rejected("errors-stack-id-over-32-bits", STREAMS(t_stack, id_over), "malformed");
+		static const uint8_t id_gap[] = { 7, 0, 0x10 };
+		streams_rejected("errors-stack-id-out-of-sequence", STREAMS(t_stack, id_gap), "malformed");
+		/* a cycle through a redefined node must not loop: ids come in sequence, parents below them */
+		static const uint8_t t_redefine[] = { HS_REC_STACK, HS_REC_STACK };
+		static const uint8_t redefine[] = { 2, 1, 0x20, 1, 2, 0x30 };
+		streams_rejected("errors-stack-redefined-cycle", STREAMS(t_redefine, redefine), "malformed");
 
-		static const uint8_t trunc_varint[] = { HS_REC_ALLOC, 0, 0, 0x80 };
-		payload_rejected("errors-truncated-record", trunc_varint, sizeof(trunc_varint), "malformed");
-		static const uint8_t free_malloc[] = { HS_REC_FREE, 2, HS_FN_MALLOC, 2 };
-		payload_rejected("errors-free-with-malloc-fn", free_malloc, sizeof(free_malloc), "malformed");
-		static const uint8_t alloc_fn[] = { HS_REC_ALLOC, 2, HS_FN_COUNT, 2, 8, 0 };
-		payload_rejected("errors-alloc-bad-fn", alloc_fn, sizeof(alloc_fn), "malformed");
-		static const uint8_t brk_fn[] = { HS_REC_BRK, 2, HS_FN_MMAP, 1, 2, 0 };
-		payload_rejected("errors-brk-bad-fn", brk_fn, sizeof(brk_fn), "malformed");
-		static const uint8_t marker_len[] = { HS_REC_MARKER, 1, 1, 50, 'a', 'b' };
-		payload_rejected("errors-marker-past-end", marker_len, sizeof(marker_len), "malformed");
-		static const uint8_t end_reason[] = { HS_REC_END, 1, 9 };
-		payload_rejected("errors-end-bad-reason", end_reason, sizeof(end_reason), "malformed");
-		static const uint8_t totals_n[] = { HS_REC_TOTALS, 1, 0xff, 0x7f };
-		payload_rejected("errors-totals-too-many", totals_n, sizeof(totals_n), "malformed");
-		static const uint8_t module_nseg[] = { HS_REC_MODULE, 1, 0, 1, 'x', 0, 65 };
-		payload_rejected("errors-module-too-many-segments", module_nseg, sizeof(module_nseg), "malformed");
-		static const uint8_t module_trunc[] = { HS_REC_MODULE, 1, 0, 1, 'x', 0, 2, 1, 2, 3, 4, 5 };
-		payload_rejected("errors-module-truncated-segments", module_trunc, sizeof(module_trunc), "malformed");
-		static const uint8_t process_argc[] = { HS_REC_PROCESS, 1, 1, 1, 'x', 3, 1, 'a' };
-		payload_rejected("errors-process-missing-args", process_argc, sizeof(process_argc), "malformed");
+		/* an allocation whose pointer stream ends early */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC }, m[] = { 1 }, ptr[] = { 0x80 };
+			struct streams st = STREAMS(t, m);
+			st.s[HS_STREAM_PTR] = ptr;
+			st.n[HS_STREAM_PTR] = sizeof(ptr);
+			streams_rejected("errors-truncated-record", st, "malformed");
+		}
+		/* an event with no time left in the time stream */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE }, m[] = { 1 }, ptr[] = { 2 };
+			struct streams st = STREAMS(t, m);
+			st.s[HS_STREAM_PTR] = ptr;
+			st.n[HS_STREAM_PTR] = sizeof(ptr);
+			streams_rejected("errors-event-without-time", st, "malformed");
+		}
+		static const uint8_t t_marker[] = { HS_REC_MARKER }, marker_len[] = { 1, 1, 50, 'a', 'b' };
+		streams_rejected("errors-marker-past-end", STREAMS(t_marker, marker_len), "malformed");
+		static const uint8_t t_end[] = { HS_REC_END }, end_reason[] = { 1, 9 };
+		streams_rejected("errors-end-bad-reason", STREAMS(t_end, end_reason), "malformed");
+		static const uint8_t t_totals[] = { HS_REC_TOTALS }, totals_n[] = { 1, 0xff, 0x7f };
+		streams_rejected("errors-totals-too-many", STREAMS(t_totals, totals_n), "malformed");
+		static const uint8_t t_module[] = { HS_REC_MODULE };
+		static const uint8_t module_nseg[] = { 1, 0, 1, 'x', 0, 65 };
+		streams_rejected("errors-module-too-many-segments", STREAMS(t_module, module_nseg), "malformed");
+		static const uint8_t module_trunc[] = { 1, 0, 1, 'x', 0, 2, 1, 2, 3, 4, 5 };
+		streams_rejected("errors-module-truncated-segments", STREAMS(t_module, module_trunc), "malformed");
+		static const uint8_t t_process[] = { HS_REC_PROCESS }, process_argc[] = { 1, 1, 1, 'x', 3, 1, 'a' };
+		streams_rejected("errors-process-missing-args", STREAMS(t_process, process_argc), "malformed");
 	}
 	{
 		char cmd[400];

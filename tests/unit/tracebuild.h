@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/varint.h"
+#include "format/builder.h"
 #include "format/encoder.h"
 #include "format/records.h"
 
@@ -21,11 +22,10 @@ struct tb_buf {
 };
 
 struct tb {
-	struct tb_buf raw;   /* payload of the chunk being built */
+	struct tb_buf raw;   /* a non-event record being built, handed to the builder whole */
 	struct tb_buf file;  /* the whole file so far */
 	struct hs_encoder *enc;
-	uint64_t ts, ptr;    /* delta state, reset at each chunk */
-	uint32_t tid;
+	struct hs_builder *b;
 };
 
 static void tb_reserve(struct tb_buf *b, size_t more)
@@ -57,7 +57,7 @@ static void tb_var(struct tb_buf *b, uint64_t v)
 	tb_bytes(b, tmp, (size_t)(hs_varint_put(tmp, v) - tmp));
 }
 
-static void tb_zz(struct tb_buf *b, int64_t v) { tb_var(b, hs_zigzag(v)); }
+__attribute__((unused)) static void tb_zz(struct tb_buf *b, int64_t v) { tb_var(b, hs_zigzag(v)); }
 
 static void tb_str(struct tb_buf *b, const void *s, size_t n)
 {
@@ -72,10 +72,9 @@ static int tb_init(struct tb *t, uint32_t flags, uint64_t sample_bytes, uint64_t
 	uint8_t h[HS_FILE_HEADER_SIZE];
 
 	memset(t, 0, sizeof(*t));
-	if (hs_encoder_new(&t->enc) < 0)
+	if (hs_encoder_new(&t->enc) < 0 || hs_builder_new(&t->b, 1) < 0)
 		return -1;
-	t->tid = UINT32_MAX; /* like the tracer: a THREAD record before the first event of each chunk */
-	hs_header_encode(h, flags, sample_bytes, start_ns, pid);
+	hs_header_encode(h, flags, sample_bytes, start_ns, pid, 1);
 	tb_bytes(&t->file, h, sizeof(h));
 	return 0;
 }
@@ -87,12 +86,9 @@ static int tb_flush(struct tb *t)
 	const void *c;
 	size_t cl;
 
-	if (hs_encoder_chunk(t->enc, t->raw.d ? (const void *)t->raw.d : (const void *)"", t->raw.n, &c, &cl) < 0)
+	if (hs_builder_flush(t->b, t->enc, &c, &cl) < 0)
 		return -1;
 	tb_bytes(&t->file, c, cl);
-	t->raw.n = 0;
-	t->ts = t->ptr = 0;
-	t->tid = UINT32_MAX;
 	return 0;
 }
 
@@ -100,6 +96,7 @@ __attribute__((unused))
 static void tb_free(struct tb *t)
 {
 	hs_encoder_free(t->enc);
+	hs_builder_free(t->b);
 	free(t->raw.d);
 	free(t->file.d);
 	memset(t, 0, sizeof(*t));
@@ -118,117 +115,95 @@ static int tb_write(const struct tb_buf *b, const char *path)
 	return fclose(f);
 }
 
-/* ---- records, in the writer's layout ---- */
+/* ---- records, through the same builder as the tracer's writer ---- */
 
-static void tb_thread(struct tb *t, uint32_t tid)
+static void tb_event(struct tb *t, struct hs_event *ev)
 {
-	if (tid == t->tid)
-		return;
-	tb_u8(&t->raw, HS_REC_THREAD);
-	tb_var(&t->raw, tid);
-	t->tid = tid;
+	hs_builder_event(t->b, ev);
 }
 
-static void tb_dts(struct tb *t, uint64_t ts)
+/* Non-event records are built in t->raw, then handed over whole. */
+static void tb_rec_begin(struct tb *t, uint8_t type)
 {
-	tb_zz(&t->raw, (int64_t)(ts - t->ts));
-	t->ts = ts;
+	t->raw.n = 0;
+	tb_u8(&t->raw, type);
+}
+
+static void tb_rec_end(struct tb *t)
+{
+	hs_builder_record(t->b, t->raw.d, t->raw.n);
+	t->raw.n = 0;
 }
 
 __attribute__((unused))
 static void tb_alloc(struct tb *t, uint64_t ts, uint32_t tid, int fn, uint64_t ptr, uint64_t size,
 		     uint32_t stack, uint64_t old_ptr)
 {
-	tb_thread(t, tid);
-	tb_u8(&t->raw, HS_REC_ALLOC);
-	tb_dts(t, ts);
-	tb_var(&t->raw, (uint64_t)fn);
-	tb_zz(&t->raw, (int64_t)(ptr - t->ptr));
-	tb_var(&t->raw, size);
-	tb_var(&t->raw, stack);
-	if (fn == HS_FN_REALLOC || fn == HS_FN_REALLOCARRAY)
-		tb_zz(&t->raw, (int64_t)(old_ptr - ptr));
-	t->ptr = ptr;
+	struct hs_event ev = { .kind = HS_EVENT_ALLOC, .time_ns = ts, .tid = tid, .fn = fn, .ptr = ptr,
+			       .size = size, .stack = stack, .old_ptr = old_ptr };
+	tb_event(t, &ev);
 }
 
 __attribute__((unused))
 static void tb_free_rec(struct tb *t, uint64_t ts, uint32_t tid, int fn, uint64_t ptr)
 {
-	tb_thread(t, tid);
-	tb_u8(&t->raw, HS_REC_FREE);
-	tb_dts(t, ts);
-	tb_var(&t->raw, (uint64_t)fn);
-	tb_zz(&t->raw, (int64_t)(ptr - t->ptr));
-	t->ptr = ptr;
+	struct hs_event ev = { .kind = HS_EVENT_FREE, .time_ns = ts, .tid = tid, .fn = fn, .ptr = ptr };
+	tb_event(t, &ev);
 }
 
 __attribute__((unused))
 static void tb_mmap(struct tb *t, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len, uint32_t prot,
 		    uint32_t flags, uint32_t stack)
 {
-	tb_thread(t, tid);
-	tb_u8(&t->raw, HS_REC_MMAP);
-	tb_dts(t, ts);
-	tb_var(&t->raw, addr);
-	tb_var(&t->raw, len);
-	tb_var(&t->raw, prot);
-	tb_var(&t->raw, flags);
-	tb_var(&t->raw, stack);
+	struct hs_event ev = { .kind = HS_EVENT_MMAP, .time_ns = ts, .tid = tid, .fn = HS_FN_MMAP, .addr = addr,
+			       .len = len, .prot = prot, .flags = flags, .stack = stack };
+	tb_event(t, &ev);
 }
 
 __attribute__((unused))
 static void tb_munmap(struct tb *t, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len)
 {
-	tb_thread(t, tid);
-	tb_u8(&t->raw, HS_REC_MUNMAP);
-	tb_dts(t, ts);
-	tb_var(&t->raw, addr);
-	tb_var(&t->raw, len);
+	struct hs_event ev = { .kind = HS_EVENT_MUNMAP, .time_ns = ts, .tid = tid, .fn = HS_FN_MUNMAP,
+			       .addr = addr, .len = len };
+	tb_event(t, &ev);
 }
 
 __attribute__((unused))
 static void tb_mremap(struct tb *t, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len, uint64_t new_addr,
 		      uint64_t new_len, uint32_t stack)
 {
-	tb_thread(t, tid);
-	tb_u8(&t->raw, HS_REC_MREMAP);
-	tb_dts(t, ts);
-	tb_var(&t->raw, addr);
-	tb_var(&t->raw, len);
-	tb_var(&t->raw, new_addr);
-	tb_var(&t->raw, new_len);
-	tb_var(&t->raw, stack);
+	struct hs_event ev = { .kind = HS_EVENT_MREMAP, .time_ns = ts, .tid = tid, .fn = HS_FN_MREMAP,
+			       .addr = addr, .len = len, .new_addr = new_addr, .new_len = new_len, .stack = stack };
+	tb_event(t, &ev);
 }
 
 __attribute__((unused))
 static void tb_brk(struct tb *t, uint64_t ts, uint32_t tid, int fn, uint64_t old_brk, uint64_t new_brk,
 		   uint32_t stack)
 {
-	tb_thread(t, tid);
-	tb_u8(&t->raw, HS_REC_BRK);
-	tb_dts(t, ts);
-	tb_var(&t->raw, (uint64_t)fn);
-	tb_var(&t->raw, old_brk);
-	tb_var(&t->raw, new_brk);
-	tb_var(&t->raw, stack);
+	struct hs_event ev = { .kind = HS_EVENT_BRK, .time_ns = ts, .tid = tid, .fn = fn, .addr = old_brk,
+			       .new_addr = new_brk, .stack = stack };
+	tb_event(t, &ev);
 }
 
 /* The meta records carry absolute timestamps, as the tracer writes them. */
 __attribute__((unused))
 static void tb_rss(struct tb *t, uint64_t ts, uint64_t rss)
 {
-	tb_u8(&t->raw, HS_REC_RSS);
+	tb_rec_begin(t, HS_REC_RSS);
 	tb_var(&t->raw, ts);
 	tb_var(&t->raw, rss);
+	tb_rec_end(t);
 }
 
 __attribute__((unused))
 static void tb_marker(struct tb *t, uint64_t ts, uint32_t tid, const char *label, size_t len)
 {
-	tb_u8(&t->raw, HS_REC_MARKER);
+	tb_rec_begin(t, HS_REC_MARKER);
 	tb_var(&t->raw, ts);
 	tb_var(&t->raw, tid);
 	tb_str(&t->raw, label, len);
+	tb_rec_end(t);
 }
 
 struct tb_seg {
@@ -239,7 +214,7 @@ __attribute__((unused))
 static void tb_module(struct tb *t, uint64_t ts, uint64_t base, const char *path, const uint8_t *id, size_t idlen,
 		      const struct tb_seg *segs, size_t nseg)
 {
-	tb_u8(&t->raw, HS_REC_MODULE);
+	tb_rec_begin(t, HS_REC_MODULE);
 	tb_var(&t->raw, ts);
 	tb_var(&t->raw, base);
 	tb_str(&t->raw, path, strlen(path));
@@ -251,55 +226,61 @@ static void tb_module(struct tb *t, uint64_t ts, uint64_t base, const char *path
 		tb_var(&t->raw, segs[i].flags);
 		tb_var(&t->raw, segs[i].offset);
 	}
+	tb_rec_end(t);
 }
 
 __attribute__((unused))
 static void tb_module_unload(struct tb *t, uint64_t ts, uint64_t base)
 {
-	tb_u8(&t->raw, HS_REC_MODULE_UNLOAD);
+	tb_rec_begin(t, HS_REC_MODULE_UNLOAD);
 	tb_var(&t->raw, ts);
 	tb_var(&t->raw, base);
+	tb_rec_end(t);
 }
 
 __attribute__((unused))
 static void tb_stack(struct tb *t, uint64_t id, uint64_t parent, uint64_t ip)
 {
-	tb_u8(&t->raw, HS_REC_STACK);
+	tb_rec_begin(t, HS_REC_STACK);
 	tb_var(&t->raw, id);
 	tb_var(&t->raw, parent);
 	tb_var(&t->raw, ip);
+	tb_rec_end(t);
 }
 
 __attribute__((unused))
 static void tb_process(struct tb *t, uint32_t pid, uint32_t ppid, const char *exe, int argc, const char *const *argv)
 {
-	tb_u8(&t->raw, HS_REC_PROCESS);
+	tb_rec_begin(t, HS_REC_PROCESS);
 	tb_var(&t->raw, pid);
 	tb_var(&t->raw, ppid);
 	tb_str(&t->raw, exe, strlen(exe));
 	tb_var(&t->raw, (uint64_t)argc);
 	for (int i = 0; i < argc; i++)
 		tb_str(&t->raw, argv[i], strlen(argv[i]));
+	tb_rec_end(t);
 }
 
 __attribute__((unused))
 static void tb_totals(struct tb *t, uint64_t ts, size_t n, const uint64_t *calls, const uint64_t *bytes)
 {
-	tb_u8(&t->raw, HS_REC_TOTALS);
+	tb_rec_begin(t, HS_REC_TOTALS);
 	tb_var(&t->raw, ts);
 	tb_var(&t->raw, n);
 	for (size_t i = 0; i < n; i++) {
 		tb_var(&t->raw, calls[i]);
 		tb_var(&t->raw, bytes[i]);
 	}
+	tb_rec_end(t);
 }
 
 __attribute__((unused))
 static void tb_end(struct tb *t, uint64_t ts, unsigned reason)
 {
-	tb_u8(&t->raw, HS_REC_END);
+	tb_rec_begin(t, HS_REC_END);
 	tb_var(&t->raw, ts);
 	tb_var(&t->raw, reason);
+	tb_rec_end(t);
 }
 
 #endif

@@ -1,0 +1,270 @@
+/* alloctab.c - the streaming pass that pairs allocations with frees into the allocation table */
+#include "alloctab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EMPTY UINT32_MAX
+#define MAX_THREADS 0xffff   /* thread indexes past this share the last one */
+
+/*
+ * Live blocks: an open-addressing set of table indexes (4 bytes a slot)
+ * whose keys are the addresses parked in each allocation's f word.
+ */
+struct index {
+	uint32_t *slots;
+	unsigned bits;
+	size_t used;
+};
+
+struct pass {
+	struct hs_alloctab *t;
+	struct index live;
+	double heap;
+	uint32_t last_tid, last_tidx;
+	int have_last;
+};
+
+double hs_alloctab_weight(const struct hs_alloctab *t, uint64_t size)
+{
+	double p;
+
+	if (!t->sample_bytes)
+		return 1.0;
+	p = -expm1(-(double)size / (double)t->sample_bytes);
+	return p > 0 ? 1.0 / p : 1.0;
+}
+
+static size_t home(const struct index *x, uint64_t ptr)
+{
+	return (size_t)(((ptr & HS_ALLOC_TIME_MASK) >> 4) * 0x9e3779b97f4a7c15ull >> (64 - x->bits));
+}
+
+static uint64_t key_of(const struct hs_alloctab *t, uint32_t i)
+{
+	return hs_alloctab_at(t, i)->f & HS_ALLOC_TIME_MASK;
+}
+
+static int index_init(struct index *x, unsigned bits)
+{
+	x->bits = bits;
+	x->used = 0;
+	x->slots = malloc(sizeof(*x->slots) << bits);
+	if (!x->slots)
+		return -ENOMEM;
+	memset(x->slots, 0xff, sizeof(*x->slots) << bits);
+	return 0;
+}
+
+static int index_grow(struct index *x, const struct hs_alloctab *t)
+{
+	struct index nx;
+	size_t mask;
+
+	if (index_init(&nx, x->bits + 1) < 0)
+		return -ENOMEM;
+	mask = ((size_t)1 << nx.bits) - 1;
+	for (size_t i = 0; i < (size_t)1 << x->bits; i++) {
+		size_t j;
+		if (x->slots[i] == EMPTY)
+			continue;
+		j = home(&nx, key_of(t, x->slots[i]));
+		while (nx.slots[j] != EMPTY)
+			j = (j + 1) & mask;
+		nx.slots[j] = x->slots[i];
+	}
+	nx.used = x->used;
+	free(x->slots);
+	*x = nx;
+	return 0;
+}
+
+/* Slot holding the live block at ptr, or the empty slot where it would go. */
+static size_t index_find(const struct index *x, const struct hs_alloctab *t, uint64_t ptr)
+{
+	size_t mask = ((size_t)1 << x->bits) - 1, i = home(x, ptr);
+
+	ptr &= HS_ALLOC_TIME_MASK;
+	while (x->slots[i] != EMPTY && key_of(t, x->slots[i]) != ptr)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void index_remove(struct index *x, const struct hs_alloctab *t, size_t i)
+{
+	size_t mask = ((size_t)1 << x->bits) - 1, j = i;
+
+	/* backward shift instead of tombstones, so probe runs stay short under churn */
+	for (;;) {
+		size_t k;
+		j = (j + 1) & mask;
+		if (x->slots[j] == EMPTY)
+			break;
+		k = home(x, key_of(t, x->slots[j]));
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			x->slots[i] = x->slots[j];
+			i = j;
+		}
+	}
+	x->slots[i] = EMPTY;
+	x->used--;
+}
+
+static uint32_t thread_index(struct pass *ps, uint32_t tid)
+{
+	struct hs_alloctab *t = ps->t;
+
+	if (ps->have_last && ps->last_tid == tid)
+		return ps->last_tidx;
+	for (uint32_t i = 0; i < t->ntids; i++)
+		if (t->tids[i] == tid) {
+			ps->last_tid = tid;
+			ps->last_tidx = i;
+			ps->have_last = 1;
+			return i;
+		}
+	if (t->ntids == MAX_THREADS)
+		return MAX_THREADS - 1;
+	if ((t->ntids & (t->ntids - 1)) == 0) {
+		uint32_t *n = realloc(t->tids, (t->ntids ? t->ntids * 2 : 16) * sizeof(*n));
+		if (!n)
+			abort();
+		t->tids = n;
+	}
+	t->tids[t->ntids] = tid;
+	ps->last_tid = tid;
+	ps->last_tidx = t->ntids;
+	ps->have_last = 1;
+	return t->ntids++;
+}
+
+static int append(struct hs_alloctab *t, uint32_t *idx)
+{
+	if (t->n >= UINT32_MAX - 1)
+		return -EOVERFLOW;
+	if ((t->n & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0) {
+		if (t->nblocks == t->blocks_cap) {
+			size_t cap = t->blocks_cap ? t->blocks_cap * 2 : 64;
+			struct hs_alloc **b = realloc(t->blocks, cap * sizeof(*b));
+			if (!b)
+				return -ENOMEM;
+			t->blocks = b;
+			t->blocks_cap = cap;
+		}
+		t->blocks[t->nblocks] = malloc(sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT);
+		if (!t->blocks[t->nblocks])
+			return -ENOMEM;
+		t->nblocks++;
+	}
+	*idx = (uint32_t)t->n++;
+	return 0;
+}
+
+static uint64_t clamp_time(uint64_t ns)
+{
+	return ns < HS_ALLOC_NEVER ? ns : HS_ALLOC_NEVER - 1;
+}
+
+static void retire(struct pass *ps, struct hs_alloc *a, uint64_t ns)
+{
+	uint64_t size = hs_alloc_size(a);
+
+	a->f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
+	ps->heap -= (double)size * hs_alloctab_weight(ps->t, size);
+}
+
+static int on_alloc(struct pass *ps, const struct hs_event *ev)
+{
+	struct hs_alloctab *t = ps->t;
+	struct hs_alloc *a;
+	size_t slot;
+	uint32_t idx;
+	int rc;
+
+	if ((ps->live.used + 1) * 4 > (size_t)3 << ps->live.bits && (rc = index_grow(&ps->live, t)) < 0)
+		return rc;
+	slot = index_find(&ps->live, t, ev->ptr);
+	if (ps->live.slots[slot] != EMPTY) {
+		/* its free was never recorded: the block ended when its address was handed out again */
+		retire(ps, hs_alloctab_at(t, ps->live.slots[slot]), ev->time_ns);
+	} else {
+		ps->live.used++;
+	}
+	if ((rc = append(t, &idx)) < 0)
+		return rc;
+	ps->live.slots[slot] = idx;
+	a = hs_alloctab_at(t, idx);
+	a->a = clamp_time(ev->time_ns) | (uint64_t)thread_index(ps, ev->tid) << 48;
+	a->f = (ev->ptr & HS_ALLOC_TIME_MASK) | (ev->size >> 32 & 0xffff) << 48;
+	a->size_lo = (uint32_t)ev->size;
+	a->stack = ev->stack;
+	ps->heap += (double)ev->size * hs_alloctab_weight(t, ev->size);
+	if (ps->heap > t->peak_heap) {
+		t->peak_heap = ps->heap;
+		t->peak_ns = ev->time_ns;
+	}
+	return 0;
+}
+
+static void on_free(struct pass *ps, const struct hs_event *ev)
+{
+	struct hs_alloctab *t = ps->t;
+	size_t slot = index_find(&ps->live, t, ev->ptr);
+	struct hs_alloc *a;
+
+	if (ps->live.slots[slot] == EMPTY) {
+		t->untracked_frees++;
+		return;
+	}
+	a = hs_alloctab_at(t, ps->live.slots[slot]);
+	/* stamped before the live block was allocated, by another thread: the late free of an older block */
+	if (hs_alloc_thread(a) != thread_index(ps, ev->tid) && hs_alloc_time(a) > ev->time_ns) {
+		t->untracked_frees++;
+		return;
+	}
+	retire(ps, a, ev->time_ns);
+	index_remove(&ps->live, t, slot);
+}
+
+int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
+{
+	struct pass ps = { .t = t };
+	struct hs_event ev;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->sample_bytes = hs_reader_info(r)->sample_bytes;
+	if ((rc = index_init(&ps.live, 16)) < 0)
+		return rc;
+	while ((rc = hs_reader_next(r, &ev)) > 0) {
+		if (ev.time_ns > t->end_ns)
+			t->end_ns = ev.time_ns;
+		if (ev.kind == HS_EVENT_ALLOC)
+			rc = on_alloc(&ps, &ev);
+		else if (ev.kind == HS_EVENT_FREE)
+			on_free(&ps, &ev);
+		if (rc < 0)
+			break;
+		if ((++t->events & 0xfffff) == 0 && progress)
+			progress(arg, hs_reader_offset(r));
+	}
+	if (rc == 0)
+		for (size_t i = 0; i < (size_t)1 << ps.live.bits; i++)
+			if (ps.live.slots[i] != EMPTY) {
+				struct hs_alloc *a = hs_alloctab_at(t, ps.live.slots[i]);
+				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
+			}
+	free(ps.live.slots);
+	return rc;
+}
+
+void hs_alloctab_free(struct hs_alloctab *t)
+{
+	for (size_t i = 0; i < t->nblocks; i++)
+		free(t->blocks[i]);
+	free(t->blocks);
+	free(t->tids);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,93 @@
+/* alloctab.h - every recorded allocation paired with its free, 24 bytes each, built in one pass over a trace */
+#ifndef HS_ANALYSIS_ALLOCTAB_H
+#define HS_ANALYSIS_ALLOCTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapscope/reader.h"
+
+/*
+ * One allocation. Times are ns since the start of tracing in 48 bits (78
+ * hours; later times saturate), which leaves room to pack the thread and
+ * the high bits of the size into the same words:
+ *   a = alloc time | thread index << 48
+ *   f = free time (HS_ALLOC_NEVER: never freed) | size bits 32..47 << 48
+ * While the table is being built, f holds the block's address instead of
+ * a free time, so the live-block index needs no key of its own.
+ */
+struct hs_alloc {
+	uint64_t a;
+	uint64_t f;
+	uint32_t size_lo;
+	uint32_t stack;
+};
+
+#define HS_ALLOC_TIME_MASK ((1ull << 48) - 1)
+#define HS_ALLOC_NEVER HS_ALLOC_TIME_MASK
+#define HS_ALLOCTAB_SHIFT 16 /* allocations per block: 2^16 (1.5 MiB) */
+
+struct hs_alloctab {
+	struct hs_alloc **blocks;    /* fixed-size blocks: no copy of the whole table when it grows */
+	size_t nblocks, blocks_cap;
+	uint64_t n;
+
+	uint32_t *tids;              /* thread index -> tid */
+	uint32_t ntids;
+
+	uint64_t sample_bytes;       /* 0: every call recorded; else weights are 1/p(size) */
+	uint64_t end_ns;             /* time of the last event */
+	uint64_t peak_ns;            /* moment of peak heap (all allocations, weighted) */
+	double peak_heap;
+	uint64_t untracked_frees;    /* frees of blocks allocated before tracing, or late */
+	uint64_t events;
+};
+
+/* Called about every million events with the reader's file offset. */
+typedef void (*hs_alloctab_progress)(void *arg, uint64_t offset);
+
+/* Reads the whole trace once. On a reader error returns <0 and hs_reader_error(r) tells why. */
+int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg);
+void hs_alloctab_free(struct hs_alloctab *t);
+
+/* Unbiased weight of one recorded allocation: 1, or 1/p(size) in sampled mode. */
+double hs_alloctab_weight(const struct hs_alloctab *t, uint64_t size);
+
+static inline struct hs_alloc *hs_alloctab_at(const struct hs_alloctab *t, uint64_t i)
+{
+	return &t->blocks[i >> HS_ALLOCTAB_SHIFT][i & ((1u << HS_ALLOCTAB_SHIFT) - 1)];
+}
+
+static inline uint64_t hs_alloc_time(const struct hs_alloc *a)
+{
+	return a->a & HS_ALLOC_TIME_MASK;
+}
+
+static inline uint64_t hs_alloc_free_time(const struct hs_alloc *a)
+{
+	return a->f & HS_ALLOC_TIME_MASK;
+}
+
+static inline int hs_alloc_leaked(const struct hs_alloc *a)
+{
+	return (a->f & HS_ALLOC_TIME_MASK) == HS_ALLOC_NEVER;
+}
+
+static inline uint64_t hs_alloc_size(const struct hs_alloc *a)
+{
+	return (uint64_t)a->size_lo | (a->f >> 48) << 32;
+}
+
+static inline uint32_t hs_alloc_thread(const struct hs_alloc *a)
+{
+	return (uint32_t)(a->a >> 48);
+}
+
+/* Freed allocations: free - alloc; leaked ones count as freed at the end of the run. */
+static inline uint64_t hs_alloc_lifetime(const struct hs_alloc *a, uint64_t end_ns)
+{
+	uint64_t t0 = hs_alloc_time(a), t1 = hs_alloc_leaked(a) ? end_ns : hs_alloc_free_time(a);
+	return t1 > t0 ? t1 - t0 : 0;
+}
+
+#endif

@@ -1,0 +1,383 @@
+/* filter.c - parsing filter options and evaluating the conditions that depend on backtraces */
+#define _POSIX_C_SOURCE 200809L
+#include "filter.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define KNOWN (1u << 31)
+#define NOT_THROUGH_SHIFT 16
+
+struct hs_filter_ip {
+	uint64_t ip;
+	uint32_t bits;
+	uint32_t used;
+};
+
+const char hs_filter_usage[] =
+	"filters (all must hold):\n"
+	"  --allocated-between T1 T2   allocated in [T1, T2]\n"
+	"  --live-between T1 T2        alive at some moment of [T1, T2]\n"
+	"  --live-at T                 alive at T\n"
+	"  --freed-between T1 T2       freed in [T1, T2]\n"
+	"  --leaked                    never freed\n"
+	"  --temporary                 freed before the end\n"
+	"  --leaked-or-freed-after T   never freed, or freed at T or later\n"
+	"  --lifetime-min D, --lifetime-max D   (never freed: lives until the end)\n"
+	"  --size-min B, --size-max B  requested size in bytes (512, 4K, 1M)\n"
+	"  --through RE, --not-through RE   function, file or library anywhere in the backtrace\n"
+	"  --alloc-site RE             the innermost frame that is not allocator plumbing\n"
+	"  --thread TID                allocated by that thread (repeat for several)\n"
+	"  --hide RE                   fold matching frames away; --no-default-hide shows allocator internals\n"
+	"  T: 1.5s 250ms 40us 98% peak end end-2s    D: 1.5s 250ms 2%    RE: POSIX extended regex\n";
+
+void hs_filter_init(struct hs_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->size_max = UINT64_MAX;
+}
+
+static void free_regexes(struct hs_filter_regex *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		regfree(&r[i].re);
+		free(r[i].src);
+	}
+}
+
+void hs_filter_free(struct hs_filter *f)
+{
+	free_regexes(f->through, f->nthrough);
+	free_regexes(f->not_through, f->nnot_through);
+	free_regexes(f->site, f->nsite);
+	for (int i = 0; i < f->nhide; i++)
+		regfree(&f->hide[i]);
+	free(f->tids);
+	free(f->thread_ok);
+	free(f->stack_ok);
+	free(f->stack_bits);
+	free(f->ips);
+	memset(f, 0, sizeof(*f));
+}
+
+static int fail(struct hs_filter *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct hs_filter *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->err, sizeof(f->err), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static void describe(struct hs_filter *f, const char *opt, char **vals, int n)
+{
+	size_t len = strlen(f->desc);
+
+	snprintf(f->desc + len, sizeof(f->desc) - len, "%s%s", len ? " " : "", opt);
+	for (int i = 0; i < n; i++) {
+		len = strlen(f->desc);
+		snprintf(f->desc + len, sizeof(f->desc) - len, " %s", vals[i]);
+	}
+}
+
+/* "512", "4K", "1.5M", "2GiB": binary multiples, so "4K" is a 4096-byte page */
+static int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	int shift = 0;
+	double v;
+
+	if (!(*s >= '0' && *s <= '9') && *s != '.')
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (end == s || !isfinite(v) || v < 0)
+		return -EINVAL;
+	if (*end && (u = strchr(units, *end & ~0x20)) != NULL) {
+		shift = 10 * (int)(u - units + 1);
+		end++;
+	}
+	if (*end && strcasecmp(end, "B") && (!shift || strcasecmp(end, "iB")))
+		return -EINVAL;
+	v = ldexp(v, shift);
+	if (v >= 1.8e19)
+		return -EINVAL;
+	*out = (uint64_t)llround(v);
+	return 0;
+}
+
+static int add_regex(struct hs_filter *f, struct hs_filter_regex *list, int *n, const char *opt, const char *src)
+{
+	char msg[256];
+	int rc;
+
+	if (*n == HS_FILTER_MAX_REGEX)
+		return fail(f, "too many %s options (at most %d); combine them into one regex with '|'", opt, HS_FILTER_MAX_REGEX);
+	rc = regcomp(&list[*n].re, src, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		regerror(rc, &list[*n].re, msg, sizeof(msg));
+		return fail(f, "bad regex '%s' for %s: %s; give a POSIX extended regex such as 'parse_.*|lexer'", src, opt, msg);
+	}
+	list[*n].src = strdup(src);
+	if (!list[*n].src) {
+		regfree(&list[*n].re);
+		return -ENOMEM;
+	}
+	(*n)++;
+	return 0;
+}
+
+struct option_def {
+	const char *name;
+	int nvals;
+};
+
+static const struct option_def options[] = {
+	{ "--allocated-between", 2 }, { "--live-between", 2 }, { "--live-at", 1 }, { "--freed-between", 2 },
+	{ "--leaked", 0 }, { "--temporary", 0 }, { "--leaked-or-freed-after", 1 }, { "--lifetime-min", 1 },
+	{ "--lifetime-max", 1 }, { "--size-min", 1 }, { "--size-max", 1 }, { "--through", 1 },
+	{ "--not-through", 1 }, { "--alloc-site", 1 }, { "--thread", 1 }, { "--hide", 1 }, { "--no-default-hide", 0 },
+};
+
+static int parse_time(struct hs_filter *f, enum hs_filter_time which, const char *opt, const char *val, int duration)
+{
+	if (hs_timespec_parse(&f->time[which], val, duration) < 0)
+		return fail(f, "bad %s '%s' for %s; use %s", duration ? "duration" : "time", val, opt,
+			    duration ? HS_DURATION_FORMS : HS_TIMESPEC_FORMS);
+	f->have_time |= 1u << which;
+	return 0;
+}
+
+static int apply(struct hs_filter *f, const char *opt, char **v)
+{
+	int rc;
+
+	if (!strcmp(opt, "--allocated-between")) {
+		if ((rc = parse_time(f, HS_FT_ALLOC_LO, opt, v[0], 0)) < 0)
+			return rc;
+		return parse_time(f, HS_FT_ALLOC_HI, opt, v[1], 0);
+	}
+	if (!strcmp(opt, "--live-between")) {
+		if ((rc = parse_time(f, HS_FT_LIVE_LO, opt, v[0], 0)) < 0)
+			return rc;
+		return parse_time(f, HS_FT_LIVE_HI, opt, v[1], 0);
+	}
+	if (!strcmp(opt, "--freed-between")) {
+		if ((rc = parse_time(f, HS_FT_FREED_LO, opt, v[0], 0)) < 0)
+			return rc;
+		return parse_time(f, HS_FT_FREED_HI, opt, v[1], 0);
+	}
+	if (!strcmp(opt, "--live-at"))
+		return parse_time(f, HS_FT_LIVE_AT, opt, v[0], 0);
+	if (!strcmp(opt, "--leaked-or-freed-after"))
+		return parse_time(f, HS_FT_LOF_AFTER, opt, v[0], 0);
+	if (!strcmp(opt, "--lifetime-min"))
+		return parse_time(f, HS_FT_LIFE_MIN, opt, v[0], 1);
+	if (!strcmp(opt, "--lifetime-max"))
+		return parse_time(f, HS_FT_LIFE_MAX, opt, v[0], 1);
+	if (!strcmp(opt, "--leaked"))
+		f->leaked = 1;
+	else if (!strcmp(opt, "--temporary"))
+		f->temporary = 1;
+	else if (!strcmp(opt, "--no-default-hide"))
+		f->no_default_hide = 1;
+	else if (!strcmp(opt, "--size-min") || !strcmp(opt, "--size-max")) {
+		if (parse_size(v[0], !strcmp(opt, "--size-min") ? &f->size_min : &f->size_max) < 0)
+			return fail(f, "bad size '%s' for %s; use bytes with an optional K, M, G or T suffix (512, 4K, 1.5M)", v[0], opt);
+	} else if (!strcmp(opt, "--through"))
+		return add_regex(f, f->through, &f->nthrough, opt, v[0]);
+	else if (!strcmp(opt, "--not-through"))
+		return add_regex(f, f->not_through, &f->nnot_through, opt, v[0]);
+	else if (!strcmp(opt, "--alloc-site"))
+		return add_regex(f, f->site, &f->nsite, opt, v[0]);
+	else if (!strcmp(opt, "--hide")) {
+		struct hs_filter_regex tmp;
+		int n = 0;
+		if (f->nhide == HS_FILTER_MAX_REGEX)
+			return fail(f, "too many --hide options (at most %d); combine them into one regex with '|'", HS_FILTER_MAX_REGEX);
+		if ((rc = add_regex(f, &tmp, &n, opt, v[0])) < 0)
+			return rc;
+		f->hide[f->nhide++] = tmp.re;
+		free(tmp.src);
+	} else if (!strcmp(opt, "--thread")) {
+		char *end;
+		unsigned long tid = strtoul(v[0], &end, 10);
+		uint32_t *n;
+		if (!*v[0] || *end || v[0][0] == '-' || tid > UINT32_MAX)
+			return fail(f, "bad thread id '%s' for --thread; give a decimal tid as 'heapscope report' shows them", v[0]);
+		n = realloc(f->tids, ((size_t)f->ntids + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		f->tids = n;
+		f->tids[f->ntids++] = (uint32_t)tid;
+	}
+	return 0;
+}
+
+int hs_filter_parse(struct hs_filter *f, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *eq = strchr(arg, '=');
+	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	char *vals[2], opt[64];
+	int rc;
+
+	for (size_t k = 0; k < sizeof(options) / sizeof(options[0]); k++) {
+		const struct option_def *o = &options[k];
+		if (strlen(o->name) != len || strncmp(o->name, arg, len))
+			continue;
+		snprintf(opt, sizeof(opt), "%s", o->name);
+		if (eq) {
+			/* --opt=value, for options that take one value */
+			if (o->nvals != 1)
+				return fail(f, "%s takes %d values, not '=': write '%s%s'", o->name, o->nvals, o->name,
+					    o->nvals == 2 ? " T1 T2" : "");
+			vals[0] = (char *)eq + 1;
+		} else {
+			if (*i + o->nvals >= argc)
+				return fail(f, "%s needs %s; see 'heapscope COMMAND --help'", o->name,
+					    o->nvals == 2 ? "two times T1 T2 (e.g. 1s 2.5s, 0% 50%)" : "a value");
+			for (int j = 0; j < o->nvals; j++)
+				vals[j] = argv[*i + 1 + j];
+		}
+		if ((rc = apply(f, opt, vals)) < 0)
+			return rc;
+		describe(f, opt, vals, o->nvals);
+		*i += eq ? 0 : o->nvals;
+		return 1;
+	}
+	return 0;
+}
+
+int hs_filter_prepare(struct hs_filter *f, const struct hs_alloctab *t, struct hs_stacks *st)
+{
+	for (int k = 0; k < HS_FT_COUNT; k++)
+		if (f->have_time & 1u << k)
+			f->t[k] = hs_timespec_resolve(&f->time[k], t->end_ns, t->peak_ns);
+	f->empty = f->leaked && f->temporary;
+	if (f->ntids) {
+		int found = 0;
+		f->thread_ok = calloc(t->ntids + 1, 1);
+		if (!f->thread_ok)
+			return -ENOMEM;
+		for (int i = 0; i < f->ntids; i++)
+			for (uint32_t j = 0; j < t->ntids; j++)
+				if (t->tids[j] == f->tids[i]) {
+					f->thread_ok[j] = 1;
+					found = 1;
+				}
+		if (!found) {
+			snprintf(f->warn, sizeof(f->warn), "no allocation of thread %u in this trace; check the tid with 'heapscope report'",
+				 f->tids[0]);
+			f->empty = 1;
+		}
+	}
+	f->st = st;
+	f->nstacks = st->nstacks + 1;
+	if (f->nthrough || f->nnot_through || f->nsite) {
+		f->stack_ok = calloc(f->nstacks, 1);
+		f->stack_bits = calloc(f->nstacks, sizeof(*f->stack_bits));
+		if (!f->stack_ok || !f->stack_bits)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Which through / not-through regexes match one of the frames at an address, hidden ones included. */
+static uint32_t ip_bits(struct hs_filter *f, uint64_t ip)
+{
+	struct hs_frame fr[32];
+	size_t j, mask;
+	uint32_t bits = 0;
+	int n;
+
+	if (f->ips_used * 2 >= f->ips_cap) {
+		size_t ncap = f->ips_cap ? f->ips_cap * 2 : 4096;
+		struct hs_filter_ip *nips = calloc(ncap, sizeof(*nips));
+		if (!nips)
+			abort();
+		for (size_t i = 0; i < f->ips_cap; i++) {
+			if (!f->ips[i].used)
+				continue;
+			j = (size_t)(f->ips[i].ip * 0x9e3779b97f4a7c15ull >> 24) & (ncap - 1);
+			while (nips[j].used)
+				j = (j + 1) & (ncap - 1);
+			nips[j] = f->ips[i];
+		}
+		free(f->ips);
+		f->ips = nips;
+		f->ips_cap = ncap;
+	}
+	mask = f->ips_cap - 1;
+	j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 24) & mask;
+	while (f->ips[j].used && f->ips[j].ip != ip)
+		j = (j + 1) & mask;
+	if (f->ips[j].used)
+		return f->ips[j].bits;
+	n = hs_reader_symbolize(f->st->r, ip, fr, 32);
+	for (int k = 0; k < n; k++) {
+		for (int i = 0; i < f->nthrough; i++)
+			if (hs_stacks_frame_matches(&fr[k], &f->through[i].re))
+				bits |= 1u << i;
+		for (int i = 0; i < f->nnot_through; i++)
+			if (hs_stacks_frame_matches(&fr[k], &f->not_through[i].re))
+				bits |= 1u << (NOT_THROUGH_SHIFT + i);
+	}
+	f->ips[j] = (struct hs_filter_ip){ .ip = ip, .bits = bits, .used = 1 };
+	f->ips_used++;
+	return bits;
+}
+
+/* Bits of a whole backtrace: its innermost address's, or'ed with its parent's, memoized down the trie. */
+static uint32_t stack_bits(struct hs_filter *f, uint32_t stack)
+{
+	uint32_t chain[HS_STACKS_MAX_FRAMES], n = 0, bits;
+
+	while (stack && stack < f->nstacks && !(f->stack_bits[stack] & KNOWN) && n < HS_STACKS_MAX_FRAMES) {
+		uint32_t parent;
+		uint64_t ip;
+		chain[n++] = stack;
+		if (hs_reader_stack_node(f->st->r, stack, &parent, &ip) < 0)
+			break;
+		stack = parent;
+	}
+	bits = stack && stack < f->nstacks ? f->stack_bits[stack] & ~KNOWN : 0;
+	while (n--) {
+		uint32_t parent;
+		uint64_t ip;
+		if (hs_reader_stack_node(f->st->r, chain[n], &parent, &ip) == 0)
+			bits |= ip_bits(f, ip);
+		f->stack_bits[chain[n]] = bits | KNOWN;
+	}
+	return bits;
+}
+
+int hs_filter_stack(struct hs_filter *f, uint32_t stack)
+{
+	uint32_t want = (1u << f->nthrough) - 1, avoid = ((1u << f->nnot_through) - 1) << NOT_THROUGH_SHIFT;
+
+	if (!f->stack_bits)
+		return 1;
+	if (f->nthrough || f->nnot_through) {
+		uint32_t bits = stack_bits(f, stack);
+		if ((bits & want) != want || (bits & avoid))
+			return 0;
+	}
+	if (f->nsite) {
+		struct hs_frame fr;
+		if (hs_stacks_frames(f->st, stack, &fr, 1) < 1)
+			return 0;
+		for (int i = 0; i < f->nsite; i++)
+			if (!hs_stacks_frame_matches(&fr, &f->site[i].re))
+				return 0;
+	}
+	return 1;
+}

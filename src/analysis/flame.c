@@ -1,0 +1,241 @@
+/* flame.c - folded-backtrace weights and their merge into the tree of a flame (or icicle) graph */
+#define _POSIX_C_SOURCE 200809L
+#include "flame.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EMPTY UINT32_MAX
+
+const char *const hs_flame_weight_names[HS_WEIGHT_COUNT_] = { "bytes", "count", "leaked", "live" };
+
+void hs_flame_frame_name(const struct hs_frame *fr, char *buf, size_t n)
+{
+	hs_stacks_frame_name(fr, HS_BY_FUNCTION, buf, n);
+	/* ';' separates frames in the folded format */
+	for (char *p = buf; *p; p++)
+		if (*p == ';')
+			*p = ':';
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int grow_map(uint32_t **map, unsigned *bits, uint32_t used, uint32_t (*hash)(struct hs_flame *, uint32_t), struct hs_flame *fl)
+{
+	size_t cap = (size_t)1 << *bits, mask;
+	uint32_t *m;
+
+	if ((size_t)used * 2 < cap && *map)
+		return 0;
+	if (*map)
+		(*bits)++;
+	cap = (size_t)1 << *bits;
+	mask = cap - 1;
+	m = malloc(cap * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	memset(m, 0xff, cap * sizeof(*m));
+	for (uint32_t id = 0; id < used; id++) {
+		size_t j = hash(fl, id) & mask;
+		while (m[j] != EMPTY)
+			j = (j + 1) & mask;
+		m[j] = id;
+	}
+	free(*map);
+	*map = m;
+	return 0;
+}
+
+static uint32_t name_hash(struct hs_flame *fl, uint32_t id)
+{
+	return hash_str(fl->names[id]);
+}
+
+static uint32_t node_hash(struct hs_flame *fl, uint32_t id)
+{
+	return (uint32_t)(((uint64_t)fl->nodes[id].parent << 32 | fl->nodes[id].name) * 0x9e3779b97f4a7c15ull >> 32);
+}
+
+static int intern_name(struct hs_flame *fl, const char *s, uint32_t *out)
+{
+	size_t mask;
+	uint32_t h = hash_str(s), j;
+
+	if (grow_map(&fl->name_map, &fl->name_map_bits, fl->nnames, name_hash, fl) < 0)
+		return -ENOMEM;
+	mask = ((size_t)1 << fl->name_map_bits) - 1;
+	for (j = h & mask; fl->name_map[j] != EMPTY; j = (j + 1) & mask)
+		if (!strcmp(fl->names[fl->name_map[j]], s)) {
+			*out = fl->name_map[j];
+			return 0;
+		}
+	if (fl->nnames == fl->names_cap) {
+		uint32_t cap = fl->names_cap ? fl->names_cap * 2 : 256;
+		char **n = realloc(fl->names, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		fl->names = n;
+		fl->names_cap = cap;
+	}
+	if (!(fl->names[fl->nnames] = strdup(s)))
+		return -ENOMEM;
+	fl->name_map[j] = fl->nnames;
+	*out = fl->nnames++;
+	return 0;
+}
+
+static int child(struct hs_flame *fl, uint32_t parent, const struct hs_frame *fr, uint32_t *out)
+{
+	char name[1024];
+	struct hs_flame_node *nd;
+	uint32_t nm, j;
+	size_t mask;
+	int rc;
+
+	hs_flame_frame_name(fr, name, sizeof(name));
+	if ((rc = intern_name(fl, name, &nm)) < 0)
+		return rc;
+	if (grow_map(&fl->node_map, &fl->node_map_bits, fl->nnodes, node_hash, fl) < 0)
+		return -ENOMEM;
+	mask = ((size_t)1 << fl->node_map_bits) - 1;
+	j = (uint32_t)(((uint64_t)parent << 32 | nm) * 0x9e3779b97f4a7c15ull >> 32) & (uint32_t)mask;
+	for (; fl->node_map[j] != EMPTY; j = (j + 1) & (uint32_t)mask) {
+		nd = &fl->nodes[fl->node_map[j]];
+		if (nd->parent == parent && nd->name == nm) {
+			if (nd->line != fr->line || (nd->file != fr->file && (!nd->file || !fr->file || strcmp(nd->file, fr->file))))
+				nd->several_lines = 1;
+			*out = fl->node_map[j];
+			return 0;
+		}
+	}
+	if (fl->nnodes == fl->nodes_cap) {
+		uint32_t cap = fl->nodes_cap * 2;
+		struct hs_flame_node *n = realloc(fl->nodes, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		fl->nodes = n;
+		fl->nodes_cap = cap;
+	}
+	nd = &fl->nodes[fl->nnodes];
+	*nd = (struct hs_flame_node){ .parent = parent, .name = nm, .file = fr->file, .line = fr->line, .inlined = fr->inlined };
+	nd->next_sibling = fl->nodes[parent].first_child;
+	fl->nodes[parent].first_child = fl->nnodes;
+	fl->node_map[j] = fl->nnodes;
+	*out = fl->nnodes++;
+	return 0;
+}
+
+static int insert(struct hs_flame *fl, struct hs_stacks *st, uint32_t folded, double w, double c)
+{
+	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
+	int n = hs_stacks_folded_frames(st, folded, fr, HS_STACKS_MAX_FRAMES), rc;
+	uint32_t node = 0, depth = 0;
+
+	fl->nodes[0].weight += w;
+	fl->nodes[0].count += c;
+	if (n == 0) {
+		fr[0] = (struct hs_frame){ .function = "[no backtrace]" };
+		n = 1;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct hs_frame *f = &fr[fl->down ? i : n - 1 - i];
+		if ((rc = child(fl, node, f, &node)) < 0)
+			return rc;
+		fl->nodes[node].weight += w;
+		fl->nodes[node].count += c;
+		depth++;
+	}
+	if (depth > fl->depth)
+		fl->depth = depth;
+	return 0;
+}
+
+int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		   enum hs_flame_weight weight, uint64_t at_ns, int down)
+{
+	uint32_t root;
+	int rc = 0;
+
+	memset(fl, 0, sizeof(*fl));
+	fl->weight = weight;
+	fl->down = down;
+	fl->at_ns = at_ns;
+	for (uint64_t i = 0; i < t->n; i++) {
+		const struct hs_alloc *a = hs_alloctab_at(t, i);
+		uint64_t size;
+		uint32_t k;
+		double w, c;
+
+		if (!hs_filter_match(f, t, a))
+			continue;
+		if (weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
+			continue;
+		if (weight == HS_WEIGHT_LIVE && (hs_alloc_time(a) > at_ns || hs_alloc_free_time(a) <= at_ns))
+			continue;
+		size = hs_alloc_size(a);
+		w = c = hs_alloctab_weight(t, size);
+		if (weight != HS_WEIGHT_COUNT)
+			w *= (double)size;
+		k = hs_stacks_folded(st, a->stack);
+		if (k >= fl->nw) {
+			uint32_t cap = fl->nw ? fl->nw : 1024;
+			double *nw, *nc;
+			while (cap <= k)
+				cap *= 2;
+			if (!(nw = realloc(fl->w, cap * sizeof(*nw)))) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			fl->w = nw;
+			if (!(nc = realloc(fl->c, cap * sizeof(*nc)))) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			fl->c = nc;
+			memset(nw + fl->nw, 0, (cap - fl->nw) * sizeof(*nw));
+			memset(nc + fl->nw, 0, (cap - fl->nw) * sizeof(*nc));
+			fl->nw = cap;
+		}
+		fl->w[k] += w;
+		fl->c[k] += c;
+		fl->total += w;
+		fl->count += c;
+	}
+	fl->nodes_cap = 1024;
+	if (!(fl->nodes = calloc(fl->nodes_cap, sizeof(*fl->nodes)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = intern_name(fl, "all", &root)) < 0)
+		goto out;
+	fl->nodes[0].name = root;
+	fl->nodes[0].parent = EMPTY;   /* so that no frame named "all" can merge into the root */
+	fl->nnodes = 1;
+	for (uint32_t k = 0; k < fl->nw; k++)
+		if (fl->c[k] > 0 && (rc = insert(fl, st, k, fl->w[k], fl->c[k])) < 0)
+			goto out;
+out:
+	return rc;
+}
+
+void hs_flame_free(struct hs_flame *fl)
+{
+	for (uint32_t i = 0; i < fl->nnames; i++)
+		free(fl->names[i]);
+	free(fl->names);
+	free(fl->name_map);
+	free(fl->node_map);
+	free(fl->nodes);
+	free(fl->w);
+	free(fl->c);
+	memset(fl, 0, sizeof(*fl));
+}

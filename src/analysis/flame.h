@@ -1,0 +1,65 @@
+/* flame.h - weights of folded backtraces and the merged frame tree a flame graph draws */
+#ifndef HS_ANALYSIS_FLAME_H
+#define HS_ANALYSIS_FLAME_H
+
+#include <stdint.h>
+
+#include "alloctab.h"
+#include "filter.h"
+#include "stacks.h"
+
+enum hs_flame_weight {
+	HS_WEIGHT_BYTES,    /* bytes allocated */
+	HS_WEIGHT_COUNT,    /* allocations */
+	HS_WEIGHT_LEAKED,   /* bytes never freed */
+	HS_WEIGHT_LIVE,     /* bytes live at a moment */
+	HS_WEIGHT_COUNT_
+};
+
+extern const char *const hs_flame_weight_names[HS_WEIGHT_COUNT_];
+
+/* One frame of the merged tree: siblings with the same name are one node. */
+struct hs_flame_node {
+	uint32_t parent, name;
+	uint32_t first_child, next_sibling;   /* 0: none (node 0 is the root) */
+	double weight;
+	double count;                         /* allocations under this node */
+	const char *file;                     /* of the first frame merged here; reader-owned */
+	int line;
+	int several_lines;                    /* frames from different lines were merged */
+	int inlined;
+};
+
+struct hs_flame {
+	enum hs_flame_weight weight;
+	int down;                 /* 1: allocation sites at the root, callers below (icicle) */
+	uint64_t at_ns;           /* HS_WEIGHT_LIVE: the moment */
+	double *w;                /* folded backtrace id -> weight */
+	double *c;                /* folded backtrace id -> allocations */
+	uint32_t nw;
+	double total;
+	double count;             /* allocations weighted (estimates when sampled) */
+
+	struct hs_flame_node *nodes;   /* nodes[0]: the root, "all" */
+	uint32_t nnodes, nodes_cap;
+	uint32_t *node_map;
+	unsigned node_map_bits;
+	char **names;
+	uint32_t nnames, names_cap;
+	uint32_t *name_map;
+	unsigned name_map_bits;
+	uint32_t depth;           /* deepest node, root = 0 */
+};
+
+/*
+ * Sums the filtered allocations per folded backtrace, then merges them into
+ * a tree: from the site down to main (down=1) or from main up to the site.
+ */
+int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		   enum hs_flame_weight weight, uint64_t at_ns, int down);
+void hs_flame_free(struct hs_flame *fl);
+
+/* Frame name as flame graphs and the folded format show it (never contains ';'). */
+void hs_flame_frame_name(const struct hs_frame *fr, char *buf, size_t n);
+
+#endif

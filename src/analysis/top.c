@@ -1,0 +1,115 @@
+/* top.c - one pass over the allocation table summing filtered allocations per group key */
+#include "top.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const hs_top_sort_names[HS_SORT_COUNT] = { "calls", "bytes", "peak", "leaked", "temporary" };
+
+static void add(struct hs_top_row *row, const struct hs_alloctab *t, const struct hs_alloc *a)
+{
+	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
+	double w = hs_alloctab_weight(t, size), b = (double)size * w;
+
+	row->calls += w;
+	row->bytes += b;
+	if (t0 <= t->peak_ns && t1 > t->peak_ns)
+		row->peak_bytes += b;
+	if (t1 == HS_ALLOC_NEVER) {
+		row->leaked_count += w;
+		row->leaked_bytes += b;
+	} else {
+		row->temporary_count += w;
+		row->temporary_bytes += b;
+	}
+}
+
+static double sort_key(const struct hs_top_row *r, enum hs_top_sort s)
+{
+	switch (s) {
+	case HS_SORT_CALLS: return r->calls;
+	case HS_SORT_PEAK: return r->peak_bytes;
+	case HS_SORT_LEAKED: return r->leaked_bytes;
+	case HS_SORT_TEMPORARY: return r->temporary_count;
+	default: return r->bytes;
+	}
+}
+
+static enum hs_top_sort cmp_sort;
+
+/* descending by the key, then by bytes, then by key id so that row numbers are stable between runs */
+static int cmp(const void *pa, const void *pb)
+{
+	const struct hs_top_row *a = pa, *b = pb;
+	double x = sort_key(a, cmp_sort), y = sort_key(b, cmp_sort);
+
+	if (x != y)
+		return x < y ? 1 : -1;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		 enum hs_top_sort sort, uint32_t focus)
+{
+	struct hs_top_row *rows = NULL;
+	uint32_t cap = 0, n = 0;
+	int rc = 0;
+
+	memset(top, 0, sizeof(*top));
+	top->focus = focus;
+	top->sort = sort;
+	for (uint64_t i = 0; i < t->n; i++) {
+		const struct hs_alloc *a = hs_alloctab_at(t, i);
+		uint32_t key;
+
+		if (!hs_filter_match(f, t, a))
+			continue;
+		key = hs_stacks_key(st, a->stack);
+		if (focus != HS_STACKS_NO_KEY) {
+			if (key != focus)
+				continue;
+			key = hs_stacks_caller_key(st, a->stack);
+		}
+		if (key >= cap) {
+			uint32_t ncap = cap ? cap : 1024;
+			struct hs_top_row *nr;
+			while (ncap <= key)
+				ncap *= 2;
+			nr = realloc(rows, (size_t)ncap * sizeof(*nr));
+			if (!nr) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			memset(nr + cap, 0, (size_t)(ncap - cap) * sizeof(*nr));
+			for (uint32_t k = cap; k < ncap; k++)
+				nr[k].key = k;
+			rows = nr;
+			cap = ncap;
+		}
+		if (rows[key].calls == 0)
+			rows[key].stack = a->stack;
+		add(&rows[key], t, a);
+		add(&top->total, t, a);
+	}
+	for (uint32_t k = 0; k < cap; k++)
+		if (rows[k].calls > 0)
+			rows[n++] = rows[k];
+	cmp_sort = sort;
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp);
+	top->rows = rows;
+	top->nrows = n;
+	rows = NULL;
+out:
+	free(rows);
+	return rc;
+}
+
+void hs_top_free(struct hs_top *top)
+{
+	free(top->rows);
+	memset(top, 0, sizeof(*top));
+}

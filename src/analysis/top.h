@@ -1,0 +1,42 @@
+/* top.h - allocations that pass a filter, summed per group (site, function, line, library) or per caller of one group */
+#ifndef HS_ANALYSIS_TOP_H
+#define HS_ANALYSIS_TOP_H
+
+#include <stdint.h>
+
+#include "alloctab.h"
+#include "filter.h"
+#include "stacks.h"
+
+enum hs_top_sort { HS_SORT_CALLS, HS_SORT_BYTES, HS_SORT_PEAK, HS_SORT_LEAKED, HS_SORT_TEMPORARY, HS_SORT_COUNT };
+
+/* Figures are unbiased estimates in sampled mode. */
+struct hs_top_row {
+	uint32_t key;             /* hs_stacks key (or caller key) */
+	uint32_t stack;           /* one stack of the group, for its backtrace */
+	double calls, bytes;
+	double peak_bytes;        /* live at the moment of peak heap */
+	double leaked_count, leaked_bytes;
+	double temporary_count, temporary_bytes;   /* freed before the end */
+};
+
+struct hs_top {
+	struct hs_top_row *rows;  /* sorted, rows with no allocation dropped */
+	uint32_t nrows;
+	struct hs_top_row total;
+	uint32_t focus;           /* HS_STACKS_NO_KEY, or the key whose callers the rows are */
+	enum hs_top_sort sort;
+};
+
+extern const char *const hs_top_sort_names[HS_SORT_COUNT];
+
+/*
+ * Sums the filtered allocations per hs_stacks_key(). With focus !=
+ * HS_STACKS_NO_KEY, only the allocations of that group count, summed per
+ * hs_stacks_caller_key() instead.
+ */
+int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		 enum hs_top_sort sort, uint32_t focus);
+void hs_top_free(struct hs_top *top);
+
+#endif

@@ -1,0 +1,177 @@
+/* cmd-top.c - heapscope top: filtered allocations summed per site, function, line or library */
+#define _POSIX_C_SOURCE 200809L
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/alloctab.h"
+#include "../analysis/filter.h"
+#include "../analysis/stacks.h"
+#include "../analysis/top.h"
+#include "../render/top.h"
+#include "cli.h"
+#include "heapscope/reader.h"
+
+static const char usage[] =
+	"usage: heapscope top TRACE [FILTERS] [OPTIONS]\n"
+	"  --by backtrace|function|line|library   what a row is (default: backtrace)\n"
+	"  --sort calls|bytes|peak|leaked|temporary   (default: bytes)\n"
+	"  -n N              rows to show (default 20; 0: all)\n"
+	"  --frames N        backtrace frames under each row (default 6)\n"
+	"  --callers ROW|RE  subdivide one row by its callers: its number in the listing\n"
+	"                    with the same filters, or a regex on its name\n"
+	"  --json            the same table as JSON (schema: docs/analysis.md)\n";
+
+static int parse_int(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0 || v > 1000000000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int pick(const char *val, const char *const *names, int n, int *out)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(val, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* --callers: a row number of the plain listing, or the first row whose name matches */
+static int find_focus(struct hs_render_top *ctx, const struct hs_top *top, const char *spec, uint32_t *key,
+		      char *name, size_t n)
+{
+	char buf[1100];
+	regex_t re;
+	int row;
+
+	if (parse_int(spec, &row) == 0) {
+		if (row < 1 || (uint32_t)row > top->nrows)
+			return hs_die("no row %d for --callers: the listing with these filters has %u rows", row, top->nrows);
+		*key = top->rows[row - 1].key;
+		ctx->focus_row = row;
+		snprintf(name, n, "%s", hs_render_top_row_name(ctx, top, &top->rows[row - 1], buf, sizeof(buf)));
+		return 0;
+	}
+	if (regcomp(&re, spec, REG_EXTENDED | REG_NOSUB) != 0)
+		return hs_die("bad regex '%s' for --callers; give a row number or a POSIX extended regex", spec);
+	for (uint32_t i = 0; i < top->nrows; i++) {
+		const char *nm = hs_render_top_row_name(ctx, top, &top->rows[i], buf, sizeof(buf));
+		if (regexec(&re, nm, 0, NULL, 0) == 0) {
+			snprintf(name, n, "%s", nm);
+			*key = top->rows[i].key;
+			ctx->focus_row = (int)i + 1;
+			regfree(&re);
+			return 0;
+		}
+	}
+	regfree(&re);
+	return hs_die("no row matches '%s' for --callers; run 'heapscope top' with the same options to see the names", spec);
+}
+
+int hs_cmd_top(int argc, char **argv)
+{
+	static const char *const by_names[] = { "backtrace", "function", "line", "library" };
+	const char *path = NULL, *callers = NULL;
+	struct hs_render_top ctx = { .limit = 20, .frames = 6 };
+	struct hs_reader *r = NULL;
+	struct hs_alloctab tab = { 0 };
+	struct hs_stacks st = { 0 };
+	struct hs_filter f;
+	struct hs_top top = { 0 }, sub = { 0 };
+	char focus_name[1100];
+	int json = 0, rc = 0, by = HS_BY_BACKTRACE, sort = HS_SORT_BYTES, k;
+	uint32_t focus = HS_STACKS_NO_KEY;
+
+	hs_filter_init(&f);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if ((k = hs_filter_parse(&f, argc, argv, &i)) < 0) {
+			rc = hs_die("%s", f.err);
+			goto out;
+		} else if (k > 0) {
+			continue;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			fputs(hs_filter_usage, stdout);
+			goto out;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--by") || !strcmp(a, "--sort") || !strcmp(a, "-n") || !strcmp(a, "--frames") ||
+			   !strcmp(a, "--callers")) {
+			const char *v = i + 1 < argc ? argv[++i] : NULL;
+			if (!v) {
+				rc = hs_die("%s needs a value; see 'heapscope top --help'", a);
+				goto out;
+			}
+			if (!strcmp(a, "--by") && pick(v, by_names, 4, &by) < 0)
+				rc = hs_die("bad value '%s' for --by; use backtrace, function, line or library", v);
+			else if (!strcmp(a, "--sort") && pick(v, hs_top_sort_names, HS_SORT_COUNT, &sort) < 0)
+				rc = hs_die("bad value '%s' for --sort; use calls, bytes, peak, leaked or temporary", v);
+			else if (!strcmp(a, "-n") && parse_int(v, &ctx.limit) < 0)
+				rc = hs_die("bad value '%s' for -n; give a number of rows (0: all)", v);
+			else if (!strcmp(a, "--frames") && parse_int(v, &ctx.frames) < 0)
+				rc = hs_die("bad value '%s' for --frames; give a number of frames", v);
+			else if (!strcmp(a, "--callers"))
+				callers = v;
+			if (rc)
+				goto out;
+		} else if (a[0] == '-' && a[1]) {
+			rc = hs_die("unknown option '%s' for top; see 'heapscope top --help'", a);
+			goto out;
+		} else if (path) {
+			rc = hs_die("top takes one trace, got '%s' and '%s'", path, a);
+			goto out;
+		} else {
+			path = a;
+		}
+	}
+	if (!path) {
+		fputs(usage, stderr);
+		rc = 2;
+		goto out;
+	}
+	if ((rc = hs_cli_load(&r, &tab, path)) != 0)
+		goto out;
+	if (hs_stacks_init(&st, r, f.hide, f.nhide, !f.no_default_hide, (enum hs_group_by)by) < 0 ||
+	    hs_filter_prepare(&f, &tab, &st) < 0 || hs_top_build(&top, &tab, &f, &st, (enum hs_top_sort)sort, HS_STACKS_NO_KEY) < 0) {
+		rc = hs_die("out of memory analysing '%s'", path);
+		goto out;
+	}
+	if (f.warn[0])
+		fprintf(stderr, "heapscope: warning: %s\n", f.warn);
+	ctx.path = path;
+	ctx.tab = &tab;
+	ctx.filter = &f;
+	ctx.st = &st;
+	if (callers) {
+		if ((rc = find_focus(&ctx, &top, callers, &focus, focus_name, sizeof(focus_name))) != 0)
+			goto out;
+		ctx.focus_name = focus_name;
+		if (hs_top_build(&sub, &tab, &f, &st, (enum hs_top_sort)sort, focus) < 0) {
+			rc = hs_die("out of memory analysing '%s'", path);
+			goto out;
+		}
+	}
+	if (json)
+		hs_render_top_json(stdout, &ctx, callers ? &sub : &top);
+	else
+		hs_render_top_text(stdout, &ctx, callers ? &sub : &top);
+out:
+	hs_top_free(&sub);
+	hs_top_free(&top);
+	hs_filter_free(&f);
+	if (st.r)
+		hs_stacks_free(&st);
+	hs_alloctab_free(&tab);
+	hs_reader_close(r);
+	return rc;
+}

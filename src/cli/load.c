@@ -1,0 +1,62 @@
+/* load.c - loading a trace's allocation table for the analysis commands, with a progress line on slow loads */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../analysis/alloctab.h"
+#include "cli.h"
+#include "heapscope/reader.h"
+
+struct progress {
+	const char *path;
+	uint64_t size;
+	double start;
+	int shown;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Only after a second, and only on a terminal: quick loads and logs stay clean. */
+static void on_progress(void *arg, uint64_t offset)
+{
+	struct progress *p = arg;
+
+	if (now() - p->start < 1.0 || !p->size)
+		return;
+	fprintf(stderr, "\rheapscope: loading %s: %3.0f%%", p->path, 100.0 * (double)offset / (double)p->size);
+	p->shown = 1;
+}
+
+int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
+{
+	struct progress p = { .path = path, .start = now() };
+	struct stat st;
+	int rc;
+
+	if (hs_reader_open(r, path) < 0)
+		return hs_die("%s", hs_reader_error(*r));
+	if (stat(path, &st) == 0)
+		p.size = (uint64_t)st.st_size;
+	rc = hs_alloctab_load(t, *r, isatty(2) ? on_progress : NULL, &p);
+	if (p.shown)
+		fprintf(stderr, "\r\033[K");
+	if (rc < 0) {
+		if (hs_reader_error(*r)[0])
+			return hs_die("%s", hs_reader_error(*r));
+		return hs_die("cannot load '%s': %s%s", path, strerror(-rc),
+			      rc == -EOVERFLOW ? " (more than 4 billion allocations; record with --sample)" : "");
+	}
+	if (hs_reader_warning(*r)[0])
+		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(*r));
+	return 0;
+}

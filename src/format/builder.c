@@ -1,0 +1,197 @@
+/* builder.c - one chunk's streams: delta and prediction encoding of events, then one zstd frame */
+#define _DEFAULT_SOURCE
+#include "builder.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../common/varint.h"
+#include "records.h"
+
+/* A stream never holds more than this; the chunk is flushed well before (HS_CHUNK_MAX_RAW in all). */
+#define STREAM_CAP (HS_CHUNK_MAX_RAW / 2)
+#define HEAD_MAX (1 + HS_STREAM_COUNT * HS_VARINT_MAX)
+
+struct hs_builder {
+	uint8_t *s[HS_STREAM_COUNT];
+	size_t n[HS_STREAM_COUNT];
+	uint8_t *raw;               /* assembled payload */
+	size_t map_size;
+	uint32_t resolution;
+	uint64_t last_q, last_ptr;  /* delta state of the chunk */
+	uint32_t last_tid;
+	int have_tid;
+	uint64_t class_ptr[HS_SIZE_CLASSES];
+};
+
+static void *map(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void reset(struct hs_builder *b)
+{
+	memset(b->n, 0, sizeof(b->n));
+	b->last_q = 0;
+	b->last_ptr = 0;
+	b->have_tid = 0;
+	memset(b->class_ptr, 0, sizeof(b->class_ptr));
+}
+
+int hs_builder_new(struct hs_builder **out, uint32_t resolution)
+{
+	size_t total = HS_STREAM_COUNT * (size_t)STREAM_CAP + HS_CHUNK_MAX_RAW + HEAD_MAX;
+	struct hs_builder *b = map(sizeof(*b));
+	uint8_t *mem;
+
+	if (!b)
+		return -ENOMEM;
+	mem = map(total);
+	if (!mem) {
+		munmap(b, sizeof(*b));
+		return -ENOMEM;
+	}
+	for (int i = 0; i < HS_STREAM_COUNT; i++)
+		b->s[i] = mem + (size_t)i * STREAM_CAP;
+	b->raw = mem + (size_t)HS_STREAM_COUNT * STREAM_CAP;
+	b->map_size = total;
+	b->resolution = resolution ? resolution : 1;
+	reset(b);
+	*out = b;
+	return 0;
+}
+
+void hs_builder_free(struct hs_builder *b)
+{
+	if (!b)
+		return;
+	munmap(b->s[0], b->map_size);
+	munmap(b, sizeof(*b));
+}
+
+static inline void put(struct hs_builder *b, int s, uint64_t v)
+{
+	b->n[s] = (size_t)(hs_varint_put(b->s[s] + b->n[s], v) - b->s[s]);
+}
+
+static inline void put_s(struct hs_builder *b, int s, int64_t v)
+{
+	put(b, s, hs_zigzag(v));
+}
+
+static inline void put_type(struct hs_builder *b, uint8_t t)
+{
+	b->s[HS_STREAM_TYPE][b->n[HS_STREAM_TYPE]++] = t;
+}
+
+size_t hs_builder_size(const struct hs_builder *b)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < HS_STREAM_COUNT; i++)
+		n += b->n[i];
+	return n;
+}
+
+int hs_builder_fits(const struct hs_builder *b, size_t len)
+{
+	for (int i = 0; i < HS_STREAM_COUNT; i++)
+		if (b->n[i] + len + 64 > STREAM_CAP)
+			return 0;
+	return hs_builder_size(b) + len + 64 + HEAD_MAX <= HS_CHUNK_MAX_RAW;
+}
+
+void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
+{
+	uint64_t q = ev->time_ns / b->resolution;
+	uint64_t predicted;
+	unsigned cls;
+
+	if (!b->have_tid || ev->tid != b->last_tid) {
+		put_type(b, HS_REC_THREAD);
+		put(b, HS_STREAM_MISC, ev->tid);
+		b->last_tid = ev->tid;
+		b->have_tid = 1;
+	}
+	switch (ev->kind) {
+	case HS_EVENT_ALLOC:
+		put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
+		cls = hs_size_class(ev->size);
+		predicted = b->class_ptr[cls] ? b->class_ptr[cls] : b->last_ptr;
+		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
+		put(b, HS_STREAM_SIZE, ev->size);
+		put(b, HS_STREAM_STACK, ev->stack);
+		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY)
+			put_s(b, HS_STREAM_PTR, (int64_t)(ev->old_ptr - ev->ptr));
+		b->class_ptr[cls] = ev->ptr;
+		b->last_ptr = ev->ptr;
+		break;
+	case HS_EVENT_FREE:
+		put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :
+			    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_REALLOCARRAY : HS_REC_FREE);
+		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - b->last_ptr));
+		b->last_ptr = ev->ptr;
+		break;
+	case HS_EVENT_MMAP:
+		put_type(b, HS_REC_MMAP);
+		put(b, HS_STREAM_MISC, ev->addr);
+		put(b, HS_STREAM_MISC, ev->len);
+		put(b, HS_STREAM_MISC, ev->prot);
+		put(b, HS_STREAM_MISC, ev->flags);
+		put(b, HS_STREAM_STACK, ev->stack);
+		break;
+	case HS_EVENT_MUNMAP:
+		put_type(b, HS_REC_MUNMAP);
+		put(b, HS_STREAM_MISC, ev->addr);
+		put(b, HS_STREAM_MISC, ev->len);
+		break;
+	case HS_EVENT_MREMAP:
+		put_type(b, HS_REC_MREMAP);
+		put(b, HS_STREAM_MISC, ev->addr);
+		put(b, HS_STREAM_MISC, ev->len);
+		put(b, HS_STREAM_MISC, ev->new_addr);
+		put(b, HS_STREAM_MISC, ev->new_len);
+		put(b, HS_STREAM_STACK, ev->stack);
+		break;
+	case HS_EVENT_BRK:
+		put_type(b, ev->fn == HS_FN_SBRK ? HS_REC_SBRK : HS_REC_BRK);
+		put(b, HS_STREAM_MISC, ev->addr);
+		put(b, HS_STREAM_MISC, ev->new_addr);
+		put(b, HS_STREAM_STACK, ev->stack);
+		break;
+	default:
+		return;
+	}
+	/* late events (see docs/FORMAT.md) make the delta negative */
+	put_s(b, HS_STREAM_TIME, (int64_t)(q - b->last_q));
+	b->last_q = q;
+}
+
+int hs_builder_record(struct hs_builder *b, const uint8_t *rec, size_t len)
+{
+	if (len < 1 || !hs_builder_fits(b, len))
+		return -E2BIG;
+	put_type(b, rec[0]);
+	memcpy(b->s[HS_STREAM_MISC] + b->n[HS_STREAM_MISC], rec + 1, len - 1);
+	b->n[HS_STREAM_MISC] += len - 1;
+	return 0;
+}
+
+int hs_builder_flush(struct hs_builder *b, struct hs_encoder *enc, const void **chunk, size_t *chunk_len)
+{
+	uint8_t *p = b->raw;
+	int rc;
+
+	p = hs_varint_put(p, HS_STREAM_COUNT);
+	for (int i = 0; i < HS_STREAM_COUNT; i++)
+		p = hs_varint_put(p, b->n[i]);
+	for (int i = 0; i < HS_STREAM_COUNT; i++) {
+		memcpy(p, b->s[i], b->n[i]);
+		p += b->n[i];
+	}
+	rc = hs_encoder_chunk(enc, b->raw, (size_t)(p - b->raw), chunk, chunk_len);
+	reset(b);
+	return rc;
+}

@@ -1,0 +1,334 @@
+/* flame.c - flame graphs as SVG (with a small script for details, zoom and search) and as folded text */
+#include "flame.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+#define WIDTH 1200
+#define PAD 10
+#define ROW 16
+#define TOP 56
+#define BOTTOM 34
+#define CHAR_PX 7.0   /* average glyph advance of 12px monospace, for truncating labels */
+#define MIN_PX 0.1    /* frames narrower than this are left out, and so are their subtrees */
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p;
+}
+
+static int cmp_remainder(const void *a, const void *b, const double *w);
+
+static const double *rem_w;
+
+static int cmp_rem(const void *a, const void *b)
+{
+	return cmp_remainder(a, b, rem_w);
+}
+
+/* larger fractional part first; ties by id so output is deterministic */
+static int cmp_remainder(const void *a, const void *b, const double *w)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	double rx = w[x] - floor(w[x]), ry = w[y] - floor(w[y]);
+
+	if (rx != ry)
+		return rx < ry ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame *fl)
+{
+	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
+	uint64_t *out = calloc(fl->nw ? fl->nw : 1, sizeof(*out));
+	uint32_t *order = malloc((fl->nw ? fl->nw : 1) * sizeof(*order)), n = 0;
+	double floors = 0;
+	int64_t missing;
+	int rc = 0;
+
+	if (!out || !order) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t k = 0; k < fl->nw; k++) {
+		if (fl->w[k] <= 0)
+			continue;
+		out[k] = (uint64_t)floor(fl->w[k]);
+		floors += floor(fl->w[k]);
+		order[n++] = k;
+	}
+	/* estimates are fractional: hand the units lost to flooring to the largest remainders */
+	missing = llround(fl->total) - (int64_t)llround(floors);
+	if (missing > 0) {
+		rem_w = fl->w;
+		qsort(order, n, sizeof(*order), cmp_rem);
+		for (uint32_t i = 0; i < n && missing > 0; i++, missing--)
+			out[order[i]]++;
+	}
+	for (uint32_t k = 0; k < fl->nw; k++) {
+		char name[1024];
+		int m;
+		if (!out[k])
+			continue;
+		m = hs_stacks_folded_frames(st, k, fr, HS_STACKS_MAX_FRAMES);
+		if (m == 0)
+			fputs("[no backtrace]", f);
+		for (int i = m - 1; i >= 0; i--) {
+			hs_flame_frame_name(&fr[i], name, sizeof(name));
+			fprintf(f, "%s%s", name, i ? ";" : "");
+		}
+		fprintf(f, " %llu\n", (unsigned long long)out[k]);
+	}
+	if (ferror(f))
+		rc = -EIO;
+out:
+	free(out);
+	free(order);
+	return rc;
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			/* control characters are not allowed in XML 1.0 */
+			fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : c, f);
+		}
+	}
+}
+
+static void xml_text_n(FILE *f, const char *s, size_t n)
+{
+	char buf[512];
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	xml_text(f, buf);
+}
+
+/* Greens through blues, so a memory graph never reads as a CPU profile; stable per name. */
+static void colour(const char *name, int *r, int *g, int *b)
+{
+	uint32_t h = 2166136261u;
+	double hue, sat, light, c, x, m, rr, gg, bb;
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	hue = 95 + (double)(h % 1000) / 1000.0 * 130;   /* 95..225 degrees */
+	sat = 0.40 + (double)(h / 1000 % 100) / 100.0 * 0.25;
+	light = 0.55 + (double)(h / 100000 % 100) / 100.0 * 0.15;
+	c = (1 - fabs(2 * light - 1)) * sat;
+	x = c * (1 - fabs(fmod(hue / 60, 2) - 1));
+	m = light - c / 2;
+	if (hue < 120) { rr = x; gg = c; bb = 0; }
+	else if (hue < 180) { rr = 0; gg = c; bb = x; }
+	else { rr = 0; gg = x; bb = c; }
+	*r = (int)lround((rr + m) * 255);
+	*g = (int)lround((gg + m) * 255);
+	*b = (int)lround((bb + m) * 255);
+}
+
+struct svg {
+	FILE *f;
+	const struct hs_flame *fl;
+	double scale;             /* px per unit of weight */
+	uint32_t depth;
+	uint32_t *kids;           /* scratch for ordering children */
+};
+
+static const char *weight_label(enum hs_flame_weight w)
+{
+	switch (w) {
+	case HS_WEIGHT_COUNT: return "allocations";
+	case HS_WEIGHT_LEAKED: return "leaked";
+	case HS_WEIGHT_LIVE: return "live";
+	default: return "allocated";
+	}
+}
+
+static void fmt_weight(const struct hs_flame *fl, double v, char *buf, size_t n)
+{
+	if (fl->weight == HS_WEIGHT_COUNT)
+		hs_fmt_count(buf, n, v);
+	else
+		hs_fmt_bytes(buf, n, v);
+}
+
+static int cmp_weight_desc(const void *a, const void *b, const struct hs_flame *fl);
+static const struct hs_flame *sort_fl;
+
+static int cmp_kids(const void *a, const void *b)
+{
+	return cmp_weight_desc(a, b, sort_fl);
+}
+
+/* heaviest first, so the biggest consumers line up on the left */
+static int cmp_weight_desc(const void *a, const void *b, const struct hs_flame *fl)
+{
+	const struct hs_flame_node *x = &fl->nodes[*(const uint32_t *)a], *y = &fl->nodes[*(const uint32_t *)b];
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return strcmp(fl->names[x->name], fl->names[y->name]);
+}
+
+static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)
+{
+	const struct hs_flame *fl = s->fl;
+	const struct hs_flame_node *nd = &fl->nodes[id];
+	const char *name = fl->names[nd->name];
+	double w = nd->weight * s->scale, y;
+	char a[64], b[64];
+	int r, g, bl;
+	size_t len = strlen(name), fit;
+	uint32_t first, n = 0;
+
+	if (w < MIN_PX)
+		return;
+	y = fl->down ? TOP + depth * ROW : TOP + (s->depth - depth) * ROW;
+	if (id == 0) {
+		r = 170; g = 190; bl = 200;
+	} else {
+		colour(name, &r, &g, &bl);
+	}
+	fprintf(s->f, "<g class=\"f\" data-x=\"%.6f\" data-w=\"%.6f\" data-d=\"%u\" data-n=\"", (x - PAD) / (WIDTH - 2 * PAD),
+		w / (WIDTH - 2 * PAD), depth);
+	xml_text(s->f, name);
+	fprintf(s->f, "\"><title>");
+	xml_text(s->f, name);
+	if (nd->inlined)
+		fputs(" [inlined]", s->f);
+	if (nd->file) {
+		fputc('\n', s->f);
+		xml_text(s->f, base_name(nd->file));
+		if (nd->several_lines)
+			fputs(" (several lines)", s->f);
+		else
+			fprintf(s->f, ":%d", nd->line);
+	}
+	fmt_weight(fl, nd->weight, a, sizeof(a));
+	hs_fmt_count(b, sizeof(b), nd->count);
+	fprintf(s->f, "\n%s: %s (%.2f%%), %s allocations</title>", weight_label(fl->weight), a,
+		fl->total > 0 ? 100.0 * nd->weight / fl->total : 0.0, b);
+	fprintf(s->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y, w,
+		ROW - 1, r, g, bl);
+	fit = w < 3 * CHAR_PX ? 0 : (size_t)((w - 6) / CHAR_PX);
+	fprintf(s->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 11.5);
+	if (fit >= len)
+		xml_text(s->f, name);
+	else if (fit > 2) {
+		xml_text_n(s->f, name, fit - 2);
+		fputs("..", s->f);
+	}
+	fputs("</text></g>\n", s->f);
+
+	first = n = 0;
+	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
+		n++;
+	if (!n)
+		return;
+	/* children go into the shared scratch past the ancestors' entries, so recursion cannot clobber them */
+	first = s->kids[0];
+	s->kids[0] += n;
+	n = 0;
+	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
+		s->kids[1 + first + n++] = c;
+	sort_fl = fl;
+	qsort(&s->kids[1 + first], n, sizeof(uint32_t), cmp_kids);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = s->kids[1 + first + i];
+		frame(s, c, depth + 1, x);
+		x += fl->nodes[c].weight * s->scale;
+	}
+	s->kids[0] -= n;
+}
+
+static const char script[] =
+	"var W=" "1200" ",PAD=10,CH=7,frames=[],details,matched,zoomed=null,term=null;\n"
+	"function attr(e,n){return e.getAttribute(n);}\n"
+	"function label(g,w){var n=attr(g,'data-n'),t=g.getElementsByTagName('text')[0],k=w<3*CH?0:Math.floor((w-6)/CH);\n"
+	" t.textContent=k>=n.length?n:(k>2?n.substring(0,k-2)+'..':'');}\n"
+	"function place(g,x,w){var r=g.getElementsByTagName('rect')[0],t=g.getElementsByTagName('text')[0],px=PAD+x*(W-2*PAD),pw=w*(W-2*PAD);\n"
+	" r.setAttribute('x',px);r.setAttribute('width',pw);t.setAttribute('x',px+3);label(g,pw);}\n"
+	"function zoom(z){zoomed=z;var x0=z?+attr(z,'data-x'):0,w0=z?+attr(z,'data-w'):1,d0=z?+attr(z,'data-d'):0,e=1e-9;\n"
+	" for(var i=0;i<frames.length;i++){var g=frames[i],x=+attr(g,'data-x'),w=+attr(g,'data-w'),d=+attr(g,'data-d');\n"
+	"  if(d>=d0&&x>=x0-e&&x+w<=x0+w0+e){g.style.display='';g.style.opacity='';place(g,(x-x0)/w0,w/w0);}\n"
+	"  else if(d<d0&&x<=x0+e&&x+w>=x0+w0-e){g.style.display='';g.style.opacity='0.6';place(g,0,1);}\n"
+	"  else g.style.display='none';}\n"
+	" document.getElementById('reset').style.opacity=z?'1':'0.4';}\n"
+	"function search(){var s=prompt('Search frames (regular expression):',term||'');if(s===null)return;mark(s);}\n"
+	"function mark(s){term=s||null;var re=null;try{re=s?new RegExp(s):null;}catch(err){matched.textContent='bad regex: '+err.message;return;}\n"
+	" var iv=[];for(var i=0;i<frames.length;i++){var g=frames[i],r=g.getElementsByTagName('rect')[0];\n"
+	"  if(!attr(r,'data-fill'))r.setAttribute('data-fill',attr(r,'fill'));\n"
+	"  if(re&&re.test(attr(g,'data-n'))){r.setAttribute('fill','rgb(230,90,200)');iv.push([+attr(g,'data-x'),+attr(g,'data-w')]);}\n"
+	"  else r.setAttribute('fill',attr(r,'data-fill'));}\n"
+	" iv.sort(function(a,b){return a[0]-b[0];});var sum=0,end=-1;\n"
+	" for(var j=0;j<iv.length;j++){var a=iv[j][0],b=a+iv[j][1];if(b<=end)continue;sum+=b-Math.max(a,end);end=b;}\n"
+	" matched.textContent=re?('matched \"'+s+'\": '+(100*sum).toFixed(2)+'% of all'):'';\n"
+	" document.getElementById('clear').style.display=re?'':'none';}\n"
+	"function init(){details=document.getElementById('details');matched=document.getElementById('matched');\n"
+	" var gs=document.getElementsByTagName('g');for(var i=0;i<gs.length;i++)if(attr(gs[i],'class')=='f')frames.push(gs[i]);\n"
+	" frames.forEach(function(g){var t=g.getElementsByTagName('title')[0].textContent;\n"
+	"  g.addEventListener('mouseover',function(){details.textContent=t.replace(/\\n/g,'  |  ');});\n"
+	"  g.addEventListener('mouseout',function(){details.textContent=' ';});\n"
+	"  g.addEventListener('click',function(){zoom(g);});});\n"
+	" document.getElementById('reset').addEventListener('click',function(){zoom(null);});\n"
+	" document.getElementById('search').addEventListener('click',search);\n"
+	" document.getElementById('clear').addEventListener('click',function(){mark('');});\n"
+	" document.addEventListener('keydown',function(e){if((e.ctrlKey||e.metaKey)&&(e.key=='f'||e.key=='F')){e.preventDefault();search();}\n"
+	"  else if(e.key=='Escape'){zoom(null);}});\n"
+	" zoom(null);}\n"
+	"window.addEventListener('load',init);\n";
+
+int hs_render_flame_svg(FILE *f, const struct hs_flame *fl, const char *title, const char *subtitle)
+{
+	struct svg s = { .f = f, .fl = fl, .depth = fl->depth };
+	uint32_t height = TOP + (fl->depth + 1) * ROW + BOTTOM;
+	char a[64];
+
+	s.scale = fl->total > 0 ? (WIDTH - 2 * PAD) / fl->total : 0;
+	s.kids = calloc((size_t)fl->nnodes + 1, sizeof(*s.kids));
+	if (!s.kids)
+		return -ENOMEM;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		   "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" "
+		   "viewBox=\"0 0 %d %u\" font-family=\"monospace\" font-size=\"12\">\n", WIDTH, height, WIDTH, height);
+	fprintf(f, "<style>g.f text{pointer-events:none;fill:#102030}g.f:hover rect{stroke:#203040;stroke-width:1}"
+		   ".btn{cursor:pointer;fill:#1a5a8a;text-decoration:underline}</style>\n");
+	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", script);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"#f4f8fa\"/>\n", WIDTH, height);
+	fprintf(f, "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">", WIDTH / 2);
+	xml_text(f, title);
+	fprintf(f, "</text>\n<text x=\"%d\" y=\"38\" text-anchor=\"middle\" fill=\"#405060\">", WIDTH / 2);
+	xml_text(f, subtitle);
+	fmt_weight(fl, fl->total, a, sizeof(a));
+	fprintf(f, " (total %s %s)</text>\n", weight_label(fl->weight), a);
+	fprintf(f, "<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"20\">Reset zoom</text>\n", PAD);
+	fprintf(f, "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"20\" text-anchor=\"end\">Search (Ctrl-F)</text>\n", WIDTH - PAD);
+	fprintf(f, "<text id=\"clear\" class=\"btn\" x=\"%d\" y=\"38\" text-anchor=\"end\" style=\"display:none\">Clear search</text>\n",
+		WIDTH - PAD);
+	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n", WIDTH - PAD, height - 12);
+	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n", PAD, height - 12);
+	if (fl->total > 0)
+		frame(&s, 0, 0, PAD);
+	else
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no allocation matches the filter</text>\n", WIDTH / 2,
+			TOP + ROW);
+	fprintf(f, "</svg>\n");
+	free(s.kids);
+	return ferror(f) ? -EIO : 0;
+}

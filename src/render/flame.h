@@ -1,0 +1,20 @@
+/* flame.h - writes a flame graph as a self-contained interactive SVG, or as folded stacks */
+#ifndef HS_RENDER_FLAME_H
+#define HS_RENDER_FLAME_H
+
+#include <stdio.h>
+
+#include "../analysis/flame.h"
+#include "../analysis/stacks.h"
+
+/*
+ * "main;parse;xstrdup 1234" per folded backtrace, root first, integer
+ * weights (largest-remainder rounding in sampled mode, so they still sum to
+ * the rounded total). Returns 0 or -EIO.
+ */
+int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame *fl);
+
+/* title: shown on top of the graph (the trace and the filter). Returns 0 or -EIO. */
+int hs_render_flame_svg(FILE *f, const struct hs_flame *fl, const char *title, const char *subtitle);
+
+#endif
