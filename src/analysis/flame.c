@@ -29,16 +29,18 @@ static uint32_t hash_str(const char *s)
 	return h;
 }
 
+/* Keeps a map of ids at most half full, room for one more included. */
 static int grow_map(uint32_t **map, unsigned *bits, uint32_t used, uint32_t (*hash)(struct hs_flame *, uint32_t), struct hs_flame *fl)
 {
-	size_t cap = (size_t)1 << *bits, mask;
+	unsigned nbits = *bits ? *bits : 10;
+	size_t cap, mask;
 	uint32_t *m;
 
-	if ((size_t)used * 2 < cap && *map)
+	while (((size_t)used + 1) * 2 > (size_t)1 << nbits)
+		nbits++;
+	if (*map && nbits == *bits)
 		return 0;
-	if (*map)
-		(*bits)++;
-	cap = (size_t)1 << *bits;
+	cap = (size_t)1 << nbits;
 	mask = cap - 1;
 	m = malloc(cap * sizeof(*m));
 	if (!m)
@@ -52,6 +54,7 @@ static int grow_map(uint32_t **map, unsigned *bits, uint32_t used, uint32_t (*ha
 	}
 	free(*map);
 	*map = m;
+	*bits = nbits;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 
 int hs_cmd_record(int argc, char **argv);
 int hs_cmd_report(int argc, char **argv);
+int hs_cmd_dump(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
 int hs_cmd_flame(int argc, char **argv);
 

@@ -14,6 +14,7 @@ struct command {
 static const struct command commands[] = {
 	{ "record", hs_cmd_record, "record [-o FILE] [--sample BYTES] [--follow-fork] [--follow-exec] [--] PROGRAM [ARGS...]" },
 	{ "report", hs_cmd_report, "report [--json] TRACE" },
+	{ "dump", hs_cmd_dump, "dump [--backtraces] TRACE" },
 	{ "top", hs_cmd_top, "top TRACE [FILTERS] [--by backtrace|function|line|library] [--sort KEY] [-n N] [--callers ROW|REGEX] [--json]" },
 	{ "flame", hs_cmd_flame, "flame TRACE -o OUT.svg [FILTERS] [--weight bytes|count|leaked|live] [--at T] [--direction down|up] [--folded]" },
 };

@@ -61,7 +61,8 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 	int backtraces = ctx->st->by == HS_BY_BACKTRACE && top->focus == HS_STACKS_NO_KEY;
 	uint32_t shown = ctx->limit > 0 && (uint32_t)ctx->limit < top->nrows ? (uint32_t)ctx->limit : top->nrows;
 
-	fprintf(f, "heapscope top of %s: by %s, sorted by %s\n", ctx->path, by_names[ctx->st->by], hs_top_sort_names[top->sort]);
+	fprintf(f, "heapscope top of %s\nrows       by %s, sorted by %s\n", ctx->path, by_names[ctx->st->by],
+		hs_top_sort_names[top->sort]);
 	if (ctx->filter->desc[0])
 		fprintf(f, "filter     %s\n", ctx->filter->desc);
 	fprintf(f, "matched    %s of %s allocations%s\n", hs_fmt_count(a, sizeof(a), top->total.calls),
@@ -95,7 +96,7 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 	if (shown < top->nrows)
 		fprintf(f, "     ... %u more rows (-n 0 shows all)\n", top->nrows - shown);
 	text_row(f, 0, &top->total);
-	fprintf(f, "\n\npeak: bytes live at peak heap; leaked: bytes never freed; temporary: allocations freed\n");
+	fprintf(f, "\n\npeak: bytes live at peak heap; leaked: bytes never freed; temporary: freed blocks\n");
 }
 
 static void json_frames(FILE *f, struct hs_stacks *st, uint32_t folded)

@@ -187,19 +187,19 @@ static int64_t next_sample(struct hs_thread *t)
 
 /* the ring */
 
-static void wait_for_room(struct hs_thread *t, uint64_t slot)
+static void wait_for_room(struct hs_thread *t, uint64_t slot, unsigned n)
 {
 	unsigned spins = 0;
 
-	while (slot - atomic_load_explicit(&t->tail, memory_order_acquire) >= HS_RING_EVENTS) {
+	while (slot + n - atomic_load_explicit(&t->tail, memory_order_acquire) > HS_RING_EVENTS) {
 		if (!hs_g.writer_running || hs_g.after_fini) {
 			/* no writer to wait for (early start-up, exit): drain ourselves */
 			sigset_t old;
-			atomic_store_explicit(&t->head, t->reserve - 1, memory_order_release);
+			atomic_store_explicit(&t->head, slot, memory_order_release);
 			hs_internal_enter(t, &old);
 			hs_writer_flush(1);
 			hs_internal_leave(t, &old);
-			if (slot - atomic_load(&t->tail) >= HS_RING_EVENTS) {
+			if (slot + n - atomic_load(&t->tail) > HS_RING_EVENTS) {
 				hs_disable("cannot drain the event buffer; tracing stopped");
 				return;
 			}
@@ -216,27 +216,37 @@ static void wait_for_room(struct hs_thread *t, uint64_t slot)
 	}
 }
 
-static inline struct hs_ev *ev_begin(struct hs_thread *t)
+/* Reserves n slots (1, or 2 with an extension); NULL when the event cannot be recorded. */
+static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 {
 	uint64_t slot;
+	struct hs_ev *e;
 
 	t->depth++;
-	slot = t->reserve++;
-	if (unlikely(slot - atomic_load_explicit(&t->tail, memory_order_relaxed) >= HS_RING_EVENTS)) {
+	slot = t->reserve;
+	t->reserve += n;
+	if (unlikely(slot + n - atomic_load_explicit(&t->tail, memory_order_relaxed) > HS_RING_EVENTS)) {
 		/* a signal handler nested in an event of its thread cannot wait for the outer one */
 		if (t->depth > 1) {
-			t->reserve--;
+			t->reserve -= n;
 			t->depth--;
 			return NULL;
 		}
-		wait_for_room(t, slot);
+		wait_for_room(t, slot, n);
 		if (atomic_load(&hs_g.state) != HS_ACTIVE) {
-			t->reserve--;
+			t->reserve -= n;
 			t->depth--;
 			return NULL;
 		}
 	}
-	return &t->ring[slot & (HS_RING_EVENTS - 1)];
+	e = &t->ring[slot & (HS_RING_EVENTS - 1)];
+	e->ext = (uint16_t)(n - 1);
+	return e;
+}
+
+static inline struct hs_ev_ext *ev_ext(struct hs_thread *t, const struct hs_ev *e)
+{
+	return (struct hs_ev_ext *)&t->ring[((size_t)(e - t->ring) + 1) & (HS_RING_EVENTS - 1)];
 }
 
 static inline void ev_end(struct hs_thread *t)
@@ -285,13 +295,12 @@ static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
 {
 	struct hs_ev *e;
 
-	e = ev_begin(t);
+	e = ev_begin(t, 1);
 	if (!e)
 		return;
 	e->ts = ts;
 	e->type = HS_EV_FREE;
-	e->fn = (uint16_t)fn;
-	e->tid = t->tid;
+	e->fn = (uint8_t)fn;
 	e->a = (uintptr_t)p;
 	ev_end(t);
 }
@@ -312,17 +321,17 @@ static void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void
 	t->depth++;
 	stack = hs_stack_capture(t);
 	t->depth--;
-	e = ev_begin(t);
+	e = ev_begin(t, old ? 2 : 1);
 	if (!e)
 		return;
 	e->ts = hs_ticks();
 	e->type = HS_EV_ALLOC;
-	e->fn = (uint16_t)fn;
-	e->tid = t->tid;
+	e->fn = (uint8_t)fn;
 	e->a = (uintptr_t)p;
 	e->b = size;
-	e->c = (uintptr_t)old;
 	e->stack = stack;
+	if (old)
+		ev_ext(t, e)->c = (uintptr_t)old;
 	ev_end(t);
 }
 
@@ -517,18 +526,19 @@ static void record_map(struct hs_thread *t, int type, int fn, uint64_t a, uint64
 		stack = hs_stack_capture(t);
 		t->depth--;
 	}
-	e = ev_begin(t);
+	e = ev_begin(t, type == HS_EV_MMAP || type == HS_EV_MREMAP ? 2 : 1);
 	if (!e)
 		return;
 	e->ts = hs_ticks();
-	e->type = (uint16_t)type;
-	e->fn = (uint16_t)fn;
-	e->tid = t->tid;
+	e->type = (uint8_t)type;
+	e->fn = (uint8_t)fn;
 	e->a = a;
 	e->b = b;
-	e->c = c;
-	e->d = d;
 	e->stack = stack;
+	if (e->ext) {
+		ev_ext(t, e)->c = c;
+		ev_ext(t, e)->d = d;
+	}
 	ev_end(t);
 }
 
@@ -630,7 +640,7 @@ extern char **environ;
 static char **child_env(char *const envp[], char **buf, size_t cap, char *preload, size_t plen)
 {
 	static const char *const vars[] = { "HEAPSCOPE_OUTPUT", "HEAPSCOPE_SAMPLE", "HEAPSCOPE_FOLLOW_FORK",
-					    "HEAPSCOPE_FOLLOW_EXEC", "HEAPSCOPE_TIME_RESOLUTION" };
+					    "HEAPSCOPE_FOLLOW_EXEC", "HEAPSCOPE_TIME_RESOLUTION", "HEAPSCOPE_UNWIND" };
 	enum { NVARS = sizeof(vars) / sizeof(vars[0]) };
 	size_t n = 0;
 	const char *self = hs_self_path();

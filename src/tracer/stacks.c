@@ -178,6 +178,11 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 		t->in_unwind = 0;
 		return 0;
 	}
+	/* the usual case: the same call path as last time, node ids and all */
+	if (fresh == 0) {
+		t->in_unwind = 0;
+		return f[0].node;
+	}
 	id = nodes_for(t, fresh < n ? f[fresh].node : 0, &f[0].ip, sizeof(*f), fresh, &f[0].node);
 	if (!id)
 		t->uw.prev_n = 0; /* node ids incomplete: do not reuse this walk */

@@ -41,6 +41,7 @@ uint64_t hs_now_ns(void)
 int hs_use_tsc;
 static uint64_t cal_ns0, cal_tsc0, cal_ns, cal_tsc;
 static double cal_rate = 1.0;
+static uint64_t cal_mult = 1u << 24; /* ns per tick, fixed point with 24 fraction bits */
 
 static void clock_pair(uint64_t *ns, uint64_t *tsc)
 {
@@ -62,6 +63,7 @@ static void clock_init(void)
 		clock_pair(&ns, &tsc);
 	while (ns - cal_ns0 < 200000);
 	cal_rate = (double)(ns - cal_ns0) / (double)(tsc - cal_tsc0);
+	cal_mult = (uint64_t)(cal_rate * (double)(1u << 24));
 	cal_ns = ns;
 	cal_tsc = tsc;
 }
@@ -76,6 +78,7 @@ void hs_clock_refine(void)
 	clock_pair(&ns, &tsc);
 	if (ns - cal_ns0 > 10000000)
 		cal_rate = (double)(ns - cal_ns0) / (double)(tsc - cal_tsc0);
+	cal_mult = (uint64_t)(cal_rate * (double)(1u << 24));
 	cal_ns = ns;
 	cal_tsc = tsc;
 }
@@ -84,7 +87,12 @@ uint64_t hs_ticks_to_ns(uint64_t t)
 {
 	if (!hs_use_tsc)
 		return t;
-	return cal_ns + (uint64_t)(int64_t)((double)(int64_t)(t - cal_tsc) * cal_rate);
+	int64_t d = (int64_t)(t - cal_tsc);
+
+	/* events are at most seconds from the last anchor: the product stays within 128 bits' low half */
+	if (d >= 0)
+		return cal_ns + (uint64_t)(((unsigned __int128)(uint64_t)d * cal_mult) >> 24);
+	return cal_ns - (uint64_t)(((unsigned __int128)(uint64_t)-d * cal_mult) >> 24);
 }
 
 uint64_t hs_ns_to_ticks(uint64_t ns)
@@ -312,6 +320,7 @@ void hs_init(void)
 	hs_g.cfg.sample_bytes = parse_size(getenv("HEAPSCOPE_SAMPLE"));
 	hs_g.cfg.time_resolution_ns = parse_duration(getenv("HEAPSCOPE_TIME_RESOLUTION"), HS_DEFAULT_RESOLUTION_NS);
 	hs_g.cfg.follow_fork = env_true("HEAPSCOPE_FOLLOW_FORK");
+	hs_g.cfg.libunwind_only = getenv("HEAPSCOPE_UNWIND") && !strcmp(getenv("HEAPSCOPE_UNWIND"), "libunwind");
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
 	if (!hs_g.cfg.follow_exec) {
@@ -319,6 +328,7 @@ void hs_init(void)
 		unsetenv("HEAPSCOPE_OUTPUT");
 		unsetenv("HEAPSCOPE_SAMPLE");
 		unsetenv("HEAPSCOPE_TIME_RESOLUTION");
+		unsetenv("HEAPSCOPE_UNWIND");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}

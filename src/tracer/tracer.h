@@ -15,7 +15,7 @@
 #define HS_MAX_FRAMES 128
 /* fine enough for lifetimes and timelines; each finer step costs trace size (docs/FORMAT.md) */
 #define HS_DEFAULT_RESOLUTION_NS 1000
-#define HS_RING_EVENTS (16u << 10)
+#define HS_RING_EVENTS (32u << 10)
 #define HS_STACK_CACHE 4096
 
 /* An event as the hooks leave it in their thread's ring; the writer encodes it. */
@@ -23,12 +23,21 @@ enum hs_ev_type { HS_EV_ALLOC = 1, HS_EV_FREE, HS_EV_MMAP, HS_EV_MUNMAP, HS_EV_M
 
 struct hs_ev {
 	uint64_t ts;
-	uint64_t a, b, c, d;
+	uint64_t a, b;
 	uint32_t stack;
-	uint32_t tid;
-	uint16_t type;
-	uint16_t fn;
-	uint32_t pad[3];
+	uint8_t type;
+	uint8_t fn;
+	uint16_t ext;     /* 1: the next slot holds struct hs_ev_ext */
+};
+
+/*
+ * Half a cache line an event: the writer reads what another core wrote, so
+ * lines are the cost. The few events with more fields (realloc's old block,
+ * mmap's protection, mremap) take a second slot.
+ */
+struct hs_ev_ext {
+	uint64_t c, d;
+	uint64_t pad[2];
 };
 
 /* (parent node, return address) -> node id, a thread's view of the shared stack trie */
@@ -45,12 +54,20 @@ struct hs_uframe {
 	uint64_t bp_addr, bp_val;
 	uint32_t node;
 	uint8_t bp_ok;
+	uint8_t uses_bp;    /* its CFA is computed from rbp */
+	uint8_t bp_rule;    /* what it does with its caller's rbp (unwind.c) */
+	uint8_t need_bp;    /* the walk from here on depends on the incoming rbp */
 };
 
 struct hs_unwind_state {
 	int prev_n;
 	struct hs_uframe prev[HS_MAX_FRAMES];
 	struct hs_uframe cur[HS_MAX_FRAMES];
+	/* the stack words prev[] was read from, flat so checking them is a tight loop; frame k's start at chk_start[k] */
+	int chk_n;
+	uint16_t chk_start[HS_MAX_FRAMES];
+	uint64_t chk_addr[2 * HS_MAX_FRAMES];
+	uint64_t chk_val[2 * HS_MAX_FRAMES];
 };
 
 /*
@@ -85,6 +102,7 @@ struct hs_config {
 	char output[4096];
 	uint64_t sample_bytes;
 	uint32_t time_resolution_ns;
+	int libunwind_only;          /* HEAPSCOPE_UNWIND=libunwind: the reference unwinder, for comparison */
 	int follow_fork;
 	int follow_exec;
 	int is_child;

@@ -289,19 +289,62 @@ static int slow_walk(struct hs_thread *t)
 	}
 	/* without registers these frames cannot be matched by the next walk */
 	t->uw.prev_n = 0;
+	t->uw.chk_n = 0;
 	return k;
 }
 
 static inline int same_above(const struct hs_unwind_state *u, int j)
 {
-	for (int k = j; k < u->prev_n; k++) {
-		const struct hs_uframe *f = &u->prev[k];
-		if (f->ra_addr && *(const uint64_t *)(uintptr_t)f->ra_addr != f->ra_val)
+	for (int i = u->chk_start[j]; i < u->chk_n; i++)
+		if (*(const uint64_t *)(uintptr_t)u->chk_addr[i] != u->chk_val[i])
 			return 0;
-		if (f->bp_addr && *(const uint64_t *)(uintptr_t)f->bp_addr != f->bp_val)
-			return 0;
-	}
 	return 1;
+}
+
+/*
+ * The words to check for reusing prev[] from frame j on: every saved return
+ * address, but a saved rbp only where a frame further out computes its CFA
+ * from rbp before restoring it again (rarely, in code without frame
+ * pointers, where rbp is just another register).
+ */
+static void rebuild_checks(struct hs_unwind_state *u)
+{
+	int need = 0, c = 0;
+
+	for (int k = u->prev_n - 1; k >= 0; k--) {
+		struct hs_uframe *f = &u->prev[k];
+		int need_in = f->uses_bp || (f->bp_rule == BP_SAME && need);
+		/* f->need_bp is read below as "the frame outside k needs rbp" before being overwritten */
+		f->need_bp = (uint8_t)(need_in | (need << 1));
+		need = need_in;
+	}
+	for (int k = 0; k < u->prev_n; k++) {
+		struct hs_uframe *f = &u->prev[k];
+		int outer_needs = f->need_bp >> 1;
+
+		f->need_bp &= 1;
+		u->chk_start[k] = (uint16_t)c;
+		if (f->ra_addr) {
+			u->chk_addr[c] = f->ra_addr;
+			u->chk_val[c++] = f->ra_val;
+		}
+		if (f->bp_addr && outer_needs) {
+			u->chk_addr[c] = f->bp_addr;
+			u->chk_val[c++] = f->bp_val;
+		}
+	}
+	u->chk_n = c;
+}
+
+/* prev[] becomes cur[0 .. n) followed by prev[j .. j + keep). */
+static void keep_walk(struct hs_unwind_state *u, int n, int j, int keep)
+{
+	if (keep && j != n)
+		memmove(&u->prev[n], &u->prev[j], (size_t)keep * sizeof(u->prev[0]));
+	if (n)
+		memcpy(&u->prev[0], &u->cur[0], (size_t)n * sizeof(u->prev[0]));
+	u->prev_n = n + keep;
+	rebuild_checks(u);
 }
 
 /*
@@ -316,7 +359,7 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
 	uint64_t ip = 0, sp = 0, bp = 0;
 	int bp_ok = 1, n = 0, j = 0, keep = 0, total;
 
-	if (!t->stack_hi)
+	if (!t->stack_hi || hs_g.cfg.libunwind_only)
 		goto slow;
 	/* our own frames keep frame pointers: walk them to the first foreign frame */
 	for (int i = 0; i < 32; i++) {
@@ -343,8 +386,8 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
 		/* the previous walk's frames are ordered by sp: look for one with the same registers */
 		while (j < u->prev_n && u->prev[j].sp < sp)
 			j++;
-		if (j < u->prev_n && u->prev[j].sp == sp && u->prev[j].ip == ip && u->prev[j].bp == bp &&
-		    u->prev[j].bp_ok == bp_ok) {
+		if (j < u->prev_n && u->prev[j].sp == sp && u->prev[j].ip == ip &&
+		    (!u->prev[j].need_bp || (u->prev[j].bp == bp && u->prev[j].bp_ok == bp_ok && bp_ok))) {
 			if (same_above(u, j)) {
 				keep = u->prev_n - j;
 				break;
@@ -362,6 +405,8 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
 		f->bp_ok = (uint8_t)bp_ok;
 		f->ra_addr = 0;
 		f->bp_addr = 0;
+		f->uses_bp = r->kind == RULE_OK && r->cfa_reg == CFA_BP;
+		f->bp_rule = r->kind == RULE_OK ? r->bp_rule : BP_LOST;
 		n++;
 		if (r->kind == RULE_LAST)
 			break;
@@ -392,11 +437,8 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
 		keep = HS_MAX_FRAMES - n;
 		total = HS_MAX_FRAMES;
 	}
-	if (keep && j != n)
-		memmove(&u->prev[n], &u->prev[j], (size_t)keep * sizeof(u->prev[0]));
-	if (n)
-		memcpy(&u->prev[0], &u->cur[0], (size_t)n * sizeof(u->prev[0]));
-	u->prev_n = total;
+	if (n || j)
+		keep_walk(u, n, j, keep);
 	*fresh = n;
 	return total;
 

@@ -319,8 +319,9 @@ static void take_meta(void)
 	}
 }
 
-static void encode_event(const struct hs_ev *e)
+static void encode_event(const struct hs_thread *t, const struct hs_ev *e)
 {
+	const struct hs_ev_ext *x = (const struct hs_ev_ext *)&t->ring[((size_t)(e - t->ring) + 1) & (HS_RING_EVENTS - 1)];
 	struct hs_event ev;
 	uint64_t ts = hs_ticks_to_ns(e->ts);
 
@@ -331,9 +332,9 @@ static void encode_event(const struct hs_ev *e)
 		last_ns = ts;
 		last_ticks = e->ts;
 	}
-	memset(&ev, 0, sizeof(ev));
+	/* hs_builder_event reads only the fields of the event's kind */
 	ev.time_ns = ts;
-	ev.tid = e->tid;
+	ev.tid = t->tid;
 	ev.fn = e->fn;
 	ev.stack = e->stack;
 	switch (e->type) {
@@ -341,7 +342,7 @@ static void encode_event(const struct hs_ev *e)
 		ev.kind = HS_EVENT_ALLOC;
 		ev.ptr = e->a;
 		ev.size = e->b;
-		ev.old_ptr = e->c;
+		ev.old_ptr = e->ext ? x->c : 0;
 		break;
 	case HS_EV_FREE:
 		ev.kind = HS_EVENT_FREE;
@@ -351,8 +352,8 @@ static void encode_event(const struct hs_ev *e)
 		ev.kind = HS_EVENT_MMAP;
 		ev.addr = e->a;
 		ev.len = e->b;
-		ev.prot = (uint32_t)(e->c >> 32);
-		ev.flags = (uint32_t)e->c;
+		ev.prot = (uint32_t)(x->c >> 32);
+		ev.flags = (uint32_t)x->c;
 		break;
 	case HS_EV_MUNMAP:
 		ev.kind = HS_EVENT_MUNMAP;
@@ -363,8 +364,8 @@ static void encode_event(const struct hs_ev *e)
 		ev.kind = HS_EVENT_MREMAP;
 		ev.addr = e->a;
 		ev.len = e->b;
-		ev.new_addr = e->c;
-		ev.new_len = e->d;
+		ev.new_addr = x->c;
+		ev.new_len = x->d;
 		break;
 	case HS_EV_BRK:
 		ev.kind = HS_EVENT_BRK;
@@ -426,8 +427,11 @@ static uint64_t drain(int force)
 		}
 		if (best < 0)
 			break;
-		encode_event(&ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)]);
-		pos[best]++;
+		{
+			const struct hs_ev *e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
+			encode_event(ts[best], e);
+			pos[best] += 1u + e->ext;
+		}
 		if (hs_builder_size(chunk) >= HS_CHUNK_TARGET) {
 			write_chunk();
 			for (int i = 0; i < k; i++)
@@ -569,6 +573,8 @@ void hs_writer_finish(int reason)
 {
 	uint8_t rec[1 + 2 * HS_VARINT_MAX], *p = rec;
 
+	/* the events first, so that the totals and the end come last in the file */
+	hs_writer_flush(1);
 	pthread_mutex_lock(&hs_g.writer_lock);
 	emit_rss();
 	emit_totals();

@@ -1,0 +1,121 @@
+/* cmd-dump.c - heapscope dump: a trace's records as text, one per line, for debugging and scripts */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "heapscope/reader.h"
+
+static const char usage[] =
+	"usage: heapscope dump [--backtraces] TRACE\n"
+	"  prints every event: time_ns tid kind fields...; with --backtraces each allocation\n"
+	"  is followed by its frames (function file:line), innermost first\n";
+
+static const char *kind_name(enum hs_event_kind k)
+{
+	static const char *const names[] = { "alloc", "free", "mmap", "munmap", "mremap", "brk", "rss", "marker",
+					     "module", "module-unload", "totals", "end" };
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+}
+
+static void backtrace(struct hs_reader *r, uint32_t stack)
+{
+	uint64_t ips[160];
+	int n = hs_reader_stack(r, stack, ips, 160);
+
+	for (int i = 0; i < n; i++) {
+		struct hs_frame fr[32];
+		int m = hs_reader_symbolize(r, ips[i], fr, 32);
+		for (int k = 0; k < m; k++) {
+			printf("    %s", fr[k].function ? fr[k].function : "??");
+			if (fr[k].file)
+				printf(" %s:%d", fr[k].file, fr[k].line);
+			printf("%s\n", fr[k].inlined ? " (inlined)" : "");
+		}
+	}
+}
+
+int hs_cmd_dump(int argc, char **argv)
+{
+	const char *path = NULL;
+	int bt = 0, rc;
+	struct hs_reader *r = NULL;
+	struct hs_event ev;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--backtraces"))
+			bt = 1;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1])
+			return hs_die("unknown option '%s' for dump; see 'heapscope dump --help'", argv[i]);
+		else if (path)
+			return hs_die("dump takes one trace, got '%s' and '%s'", path, argv[i]);
+		else
+			path = argv[i];
+	}
+	if (!path) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (hs_reader_open(&r, path) < 0) {
+		rc = hs_die("%s", hs_reader_error(r));
+		goto out;
+	}
+	while ((rc = hs_reader_next(r, &ev)) > 0) {
+		printf("%" PRIu64 " %u %s", ev.time_ns, ev.tid, kind_name(ev.kind));
+		switch (ev.kind) {
+		case HS_EVENT_ALLOC:
+			printf(" %s 0x%" PRIx64 " %" PRIu64 " stack=%u", hs_fn_name(ev.fn), ev.ptr, ev.size, ev.stack);
+			if (ev.old_ptr)
+				printf(" old=0x%" PRIx64, ev.old_ptr);
+			break;
+		case HS_EVENT_FREE:
+			printf(" %s 0x%" PRIx64, hs_fn_name(ev.fn), ev.ptr);
+			break;
+		case HS_EVENT_MMAP:
+		case HS_EVENT_MUNMAP:
+		case HS_EVENT_MREMAP:
+			printf(" 0x%" PRIx64 " %" PRIu64, ev.addr, ev.len);
+			if (ev.kind == HS_EVENT_MREMAP)
+				printf(" -> 0x%" PRIx64 " %" PRIu64, ev.new_addr, ev.new_len);
+			if (ev.kind != HS_EVENT_MUNMAP)
+				printf(" stack=%u", ev.stack);
+			break;
+		case HS_EVENT_BRK:
+			printf(" %s 0x%" PRIx64 " -> 0x%" PRIx64, hs_fn_name(ev.fn), ev.addr, ev.new_addr);
+			break;
+		case HS_EVENT_RSS:
+			printf(" %" PRIu64, ev.rss);
+			break;
+		case HS_EVENT_MARKER:
+			printf(" %.*s", (int)ev.label_len, ev.label);
+			break;
+		case HS_EVENT_MODULE:
+			printf(" 0x%" PRIx64 " %s", ev.module->base, ev.module->path);
+			break;
+		case HS_EVENT_MODULE_UNLOAD:
+			printf(" 0x%" PRIx64, ev.addr);
+			break;
+		case HS_EVENT_TOTALS:
+			for (int i = 0; i < HS_FN_COUNT; i++)
+				if (ev.calls[i])
+					printf(" %s=%" PRIu64, hs_fn_name(i), ev.calls[i]);
+			break;
+		case HS_EVENT_END:
+			printf(" %u", ev.flags);
+			break;
+		}
+		printf("\n");
+		if (bt && (ev.kind == HS_EVENT_ALLOC || ev.kind == HS_EVENT_MMAP))
+			backtrace(r, ev.stack);
+	}
+	if (rc < 0)
+		rc = hs_die("%s", hs_reader_error(r));
+	else if (hs_reader_warning(r)[0])
+		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(r));
+out:
+	hs_reader_close(r);
+	return rc;
+}

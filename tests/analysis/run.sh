@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# run.sh - tests of the filter engine, 'heapscope top' and 'heapscope flame' on programs with known allocation patterns
+#
+# Run from the repository root: tests/analysis/run.sh (env BUILD=build).
+# Prints one line per check, `ok NAME` or `FAIL NAME: why`; always exits 0.
+# The programs (progs/) use phases separated by 200 ms sleeps, so time
+# windows in the middle of a pause are exact whatever the machine's speed.
+set -u
+
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) BD=$BUILD ;; *) BD=$ROOT/$BUILD ;; esac
+HS=$BD/heapscope
+T=$ROOT/tests/analysis
+W=$T/build
+mkdir -p "$W"
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# expect NAME WANT GOT
+expect() {
+    if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected $2, got '$3'"; fi
+}
+
+# total FIELD TRACE [ARGS...]: a field of the total of 'top --json'
+total() {
+    local field=$1; shift
+    "$HS" top --json "$@" 2>"$W/err" | python3 -c 'import json,sys; print("%.0f" % json.load(sys.stdin)["total"][sys.argv[1]])' "$field" 2>/dev/null \
+        || echo "error: $(head -c 200 "$W/err")"
+}
+
+# row FIELD NAME TRACE [ARGS...]: a field of the row called NAME
+row() {
+    local field=$1 name=$2; shift 2
+    "$HS" top --json -n 0 "$@" 2>"$W/err" | python3 -c '
+import json, sys
+rows = [r for r in json.load(sys.stdin)["rows"] if r["name"] == sys.argv[2]]
+print("%.0f" % rows[0][sys.argv[1]] if rows else "no row " + sys.argv[2])' "$field" "$name" 2>/dev/null \
+        || echo "error: $(head -c 200 "$W/err")"
+}
+
+# folded_sum TRACE [ARGS...]: sum of the weights of 'flame --folded'
+folded_sum() {
+    "$HS" flame --folded "$@" 2>"$W/err" | awk '{ s += $NF } END { printf "%.0f\n", s }'
+}
+
+if [ ! -x "$HS" ]; then
+    fail build "$HS is missing; run make first"
+    exit 0
+fi
+
+# ------------------------------------------------------------ programs
+if gcc -std=gnu11 -g -O0 -fno-omit-frame-pointer -pthread -o "$W/phases" "$T/progs/phases.c" 2>"$W/cc.log" &&
+    g++ -g -O0 -fno-omit-frame-pointer -o "$W/newer" "$T/progs/newer.cpp" 2>>"$W/cc.log"; then
+    ok build-progs
+else
+    fail build-progs "$(head -c 300 "$W/cc.log")"
+    exit 0
+fi
+rm -f "$W"/*.hst
+if "$HS" record -o "$W/phases.hst" -- "$W/phases" >"$W/phases.out" 2>"$W/record.log" &&
+    "$HS" record -o "$W/newer.hst" -- "$W/newer" >/dev/null 2>>"$W/record.log"; then
+    ok record
+else
+    fail record "$(head -c 300 "$W/record.log")"
+    exit 0
+fi
+P=$W/phases.hst
+TID=$(sed -n 's/^producer tid //p' "$W/phases.out")
+
+# ------------------------------------------------------------ fate
+expect leaked-count 1000 "$(total calls "$P" --leaked --through leak_1000)"
+expect leaked-bytes 64000 "$(total leaked_bytes "$P" --leaked --through leak_1000)"
+expect leaked-by-function 1000 "$(row calls make_node "$P" --leaked --by function)"
+expect temporary-count 5000 "$(total calls "$P" --temporary --through temporaries)"
+expect temporary-column 5000 "$(row temporary_count temporaries "$P" --by function)"
+expect leaked-and-temporary-is-empty 0 "$(total calls "$P" --leaked --temporary)"
+
+# ------------------------------------------------------------ time
+expect live-at-300ms 1350 "$(total calls "$P" --live-at 300ms)"
+expect live-at-peak 1350 "$(total calls "$P" --live-at peak)"
+expect peak-column-is-live-at-peak "$(total bytes "$P" --live-at peak)" "$(total peak_bytes "$P")"
+expect live-at-500ms 1050 "$(total calls "$P" --live-at 500ms)"
+expect live-between 1350 "$(total calls "$P" --live-between 250ms 350ms)"
+expect allocated-between 300 "$(total calls "$P" --allocated-between 100ms 300ms)"
+expect allocated-between-percent 1050 "$(total calls "$P" --allocated-between 0% 9%)"
+expect freed-between 300 "$(total calls "$P" --freed-between 350ms 450ms --size-min 128 --size-max 128)"
+expect live-at-end 1001 "$(total calls "$P" --live-at end)"
+expect queue-backlog-live 100 "$(total calls "$P" --live-at 760ms --through enqueue)"
+expect queue-lifetime-min 100 "$(total calls "$P" --lifetime-min 150ms --through enqueue)"
+expect queue-lifetime-max 50 "$(total calls "$P" --lifetime-max 100ms --through enqueue)"
+expect leaked-or-freed-after 1050 "$(total calls "$P" --leaked-or-freed-after 98% --lifetime-min 2% --not-through pthread_create)"
+expect freed-at-exit 50 "$(total calls "$P" --leaked-or-freed-after 98% --temporary --lifetime-min 2%)"
+
+# ------------------------------------------------------------ where, size, thread
+expect size-range 1000 "$(total calls "$P" --size-min 64 --size-max 64)"
+expect size-units 50 "$(total calls "$P" --size-min 0.25K --size-max 0.25KiB)"
+expect through-function 300 "$(total calls "$P" --through '^hold_300$')"
+expect through-file 6501 "$(total calls "$P" --through '/phases\.c$')"
+expect through-hidden-frame 150 "$(total calls "$P" --through '^start_thread$')"
+expect not-through 6351 "$(total calls "$P" --not-through '^(hold_300|enqueue)$')"
+expect alloc-site 1000 "$(total calls "$P" --alloc-site '^make_node$')"
+expect alloc-site-not-caller 0 "$(total calls "$P" --alloc-site '^leak_1000$')"
+expect hide-moves-site 1000 "$(row calls leak_1000 "$P" --by function --hide '^make_node$')"
+LINE=$(grep -n 'void \*p = malloc(64)' "$T/progs/phases.c" | cut -d: -f1)
+expect by-line "1000" "$(row calls "make_node  phases.c:$LINE" "$P" --by line)"
+expect thread 150 "$(total calls "$P" --thread "$TID")"
+expect callers-regex 1000 "$(row calls leak_1000 "$P" --by function --callers '^make_node$')"
+expect callers-row 5000 "$(row calls main "$P" --by function --sort calls --callers 1)"
+expect cxx-operator-new-hidden 10 "$(row calls cxx_site "$W/newer.hst" --by function)"
+expect cxx-alloc-site 10 "$(total calls "$W/newer.hst" --alloc-site cxx_site)"
+
+# ------------------------------------------------------------ text output
+(cd "$W" && "$HS" top phases.hst --by function) >"$W/top.txt" 2>&1
+if [ "$(awk 'length > 80' "$W/top.txt" | wc -l)" = 0 ] && grep -q 'make_node' "$W/top.txt"; then
+    ok top-text-80-columns
+else
+    fail top-text-80-columns "see $W/top.txt"
+fi
+(cd "$W" && "$HS" top phases.hst) >"$W/top-bt.txt" 2>&1
+if [ "$(awk 'length > 80' "$W/top-bt.txt" | wc -l)" = 0 ] && grep -q 'leak_1000  phases.c' "$W/top-bt.txt"; then
+    ok top-text-backtraces
+else
+    fail top-text-backtraces "see $W/top-bt.txt"
+fi
+
+# ------------------------------------------------------------ folded totals equal top's
+for filter in "" "--leaked" "--through enqueue" "--live-between 250ms 350ms" "--size-min 100"; do
+    name=${filter:-none}; name=${name// /_}
+    # shellcheck disable=SC2086
+    expect "folded-bytes-total[$name]" "$(total bytes "$P" $filter)" "$(folded_sum "$P" $filter)"
+    # shellcheck disable=SC2086
+    expect "folded-count-total[$name]" "$(total calls "$P" $filter)" "$(folded_sum "$P" --weight count $filter)"
+done
+expect folded-leaked-total "$(total leaked_bytes "$P")" "$(folded_sum "$P" --weight leaked)"
+expect folded-live-peak-total "$(total peak_bytes "$P")" "$(folded_sum "$P" --weight live)"
+expect folded-live-at-total "$(total bytes "$P" --live-at 760ms)" "$(folded_sum "$P" --weight live --at 760ms)"
+expect folded-up-total "$(total bytes "$P")" "$(folded_sum "$P" --direction up)"
+expect folded-cxx-total "$(total bytes "$W/newer.hst")" "$(folded_sum "$W/newer.hst")"
+"$HS" flame --folded "$P" >"$W/folded.txt" 2>&1
+if grep -qx 'main;leak_1000;make_node 64000' "$W/folded.txt" && ! grep -qv '^[^ ;][^;]*\(;[^;]\+\)* [0-9]\+$' "$W/folded.txt"; then
+    ok folded-format
+else
+    fail folded-format "see $W/folded.txt"
+fi
+
+# ------------------------------------------------------------ SVG
+wellformed() {
+    python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$1" 2>&1 | tail -n 1
+}
+i=0
+for args in "" "--direction up" "--weight live --at peak" "--weight count --through enqueue" "--weight leaked" "--thread 1"; do
+    i=$((i + 1))
+    name=${args:-default}; name=${name// /_}
+    # shellcheck disable=SC2086
+    if "$HS" flame "$P" -o "$W/flame$i.svg" $args 2>"$W/err"; then
+        msg=$(wellformed "$W/flame$i.svg")
+        if [ -z "$msg" ]; then ok "svg-wellformed[$name]"; else fail "svg-wellformed[$name]" "$msg"; fi
+    else
+        fail "svg-wellformed[$name]" "$(head -c 200 "$W/err")"
+    fi
+done
+if grep -q '<title>make_node' "$W/flame1.svg" && grep -q "phases.c:$LINE" "$W/flame1.svg" && grep -q 'Search' "$W/flame1.svg"; then
+    ok svg-details
+else
+    fail svg-details "no title/file:line/search in $W/flame1.svg"
+fi
+if command -v node >/dev/null; then
+    sed -n '/<!\[CDATA\[/,/\]\]>/p' "$W/flame1.svg" | sed '1d;$d' >"$W/flame.js"
+    if node "$T/svgdom.js" "$W/flame1.svg" >"$W/svgdom.out" 2>&1; then
+        ok svg-script
+    else
+        fail svg-script "$(tail -n 3 "$W/svgdom.out")"
+    fi
+fi
+
+# ------------------------------------------------------------ errors
+# experr NAME PATTERN ARGS...: the command fails and its message matches PATTERN
+experr() {
+    local name=$1 pat=$2; shift 2
+    if "$HS" "$@" >/dev/null 2>"$W/err"; then
+        fail "$name" "succeeded"
+    elif grep -q -- "$pat" "$W/err"; then
+        ok "$name"
+    else
+        fail "$name" "message: $(head -c 200 "$W/err")"
+    fi
+}
+experr error-time-no-unit "bad time '12' for --live-at; use 1.5s, 250ms" top "$P" --live-at 12
+experr error-time-word "bad time 'soon' for --freed-between" top "$P" --freed-between 1s soon
+experr error-duration-peak "bad duration 'peak' for --lifetime-min; use" top "$P" --lifetime-min peak
+experr error-percent-range "bad time '120%'" top "$P" --live-at 120%
+experr error-missing-value "allocated-between needs two times" top "$P" --allocated-between 1s
+experr error-size "bad size '4Q' for --size-max; use bytes" top "$P" --size-max 4Q
+experr error-regex "bad regex '(' for --through" top "$P" --through '('
+experr error-sort "bad value 'size' for --sort" top "$P" --sort size
+experr error-flame-output "flame needs '-o OUT.svg'" flame "$P"
+experr error-at-weight "--at applies to --weight live" flame "$P" -o "$W/x.svg" --weight bytes --at peak
+experr error-callers "no row matches 'nosuchfn' for --callers" top "$P" --callers nosuchfn
+experr error-bad-file "cannot open" top "$W/missing.hst"
+exit 0
