@@ -2,6 +2,7 @@
 #ifndef HS_ANALYSIS_ALLOCTAB_H
 #define HS_ANALYSIS_ALLOCTAB_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,7 +26,7 @@ struct hs_alloc {
 
 #define HS_ALLOC_TIME_MASK ((1ull << 48) - 1)
 #define HS_ALLOC_NEVER HS_ALLOC_TIME_MASK
-#define HS_ALLOCTAB_SHIFT 16 /* allocations per block: 2^16 (1.5 MiB) */
+#define HS_ALLOCTAB_SHIFT 18 /* allocations per block: 2^18, 6 MiB = 3 huge pages */
 
 struct hs_alloctab {
 	struct hs_alloc **blocks;    /* fixed-size blocks: no copy of the whole table when it grows */
@@ -50,8 +51,16 @@ typedef void (*hs_alloctab_progress)(void *arg, uint64_t offset);
 int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg);
 void hs_alloctab_free(struct hs_alloctab *t);
 
-/* Unbiased weight of one recorded allocation: 1, or 1/p(size) in sampled mode. */
-double hs_alloctab_weight(const struct hs_alloctab *t, uint64_t size);
+/* Unbiased weight of one recorded allocation: 1, or 1/p(size) in sampled mode (see docs/FORMAT.md). */
+static inline double hs_alloctab_weight(const struct hs_alloctab *t, uint64_t size)
+{
+	double p;
+
+	if (!t->sample_bytes)
+		return 1.0;
+	p = -expm1(-(double)size / (double)t->sample_bytes);
+	return p > 0 ? 1.0 / p : 1.0;
+}
 
 static inline struct hs_alloc *hs_alloctab_at(const struct hs_alloctab *t, uint64_t i)
 {

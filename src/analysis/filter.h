@@ -81,6 +81,13 @@ int hs_filter_prepare(struct hs_filter *f, const struct hs_alloctab *t, struct h
 /* Stack conditions alone (through, not-through, alloc-site), memoized per stack id. */
 int hs_filter_stack(struct hs_filter *f, uint32_t stack);
 
+/* 1 when no condition was given: callers can skip hs_filter_match. */
+static inline int hs_filter_passes_all(const struct hs_filter *f)
+{
+	return !f->empty && !f->leaked && !f->temporary && !f->have_time && !f->size_min && f->size_max == UINT64_MAX &&
+	       !f->thread_ok && !f->stack_ok;
+}
+
 /* 1 if the allocation meets every condition. */
 static inline int hs_filter_match(struct hs_filter *f, const struct hs_alloctab *t, const struct hs_alloc *a)
 {

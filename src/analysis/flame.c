@@ -165,8 +165,8 @@ static int insert(struct hs_flame *fl, struct hs_stacks *st, uint32_t folded, do
 int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		   enum hs_flame_weight weight, uint64_t at_ns, int down)
 {
-	uint32_t root;
-	int rc = 0;
+	uint32_t root, last_stack = UINT32_MAX, last_k = 0;
+	int rc = 0, all = hs_filter_passes_all(f);
 
 	memset(fl, 0, sizeof(*fl));
 	fl->weight = weight;
@@ -178,17 +178,21 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 		uint32_t k;
 		double w, c;
 
-		if (!hs_filter_match(f, t, a))
+		if (!all && !hs_filter_match(f, t, a))
 			continue;
 		if (weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
 			continue;
 		if (weight == HS_WEIGHT_LIVE && (hs_alloc_time(a) > at_ns || hs_alloc_free_time(a) <= at_ns))
 			continue;
 		size = hs_alloc_size(a);
-		w = c = hs_alloctab_weight(t, size);
+		w = c = t->sample_bytes ? hs_alloctab_weight(t, size) : 1.0;
 		if (weight != HS_WEIGHT_COUNT)
 			w *= (double)size;
-		k = hs_stacks_folded(st, a->stack);
+		if (a->stack != last_stack) {
+			last_stack = a->stack;
+			last_k = hs_stacks_folded(st, a->stack);
+		}
+		k = last_k;
 		if (k >= fl->nw) {
 			uint32_t cap = fl->nw ? fl->nw : 1024;
 			double *nw, *nc;

@@ -1,35 +1,49 @@
 /* live.c - open addressing with linear probing and backward-shift deletion (no tombstones) */
+#define _DEFAULT_SOURCE
 #include "live.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-static size_t slot_of(const struct hs_live *l, uint64_t p)
-{
-	return (size_t)((p >> 4) * 0x9e3779b97f4a7c15ull >> 17) & (l->cap - 1);
-}
+#define slot_of hs_live_slot
 
+/*
+ * Lookups land anywhere in a table of tens of MiB: with 4 KiB pages nearly
+ * every one also misses the TLB. Huge pages (where the kernel gives them)
+ * take that miss away.
+ */
 static struct hs_live_block *alloc_slots(size_t cap)
 {
-	struct hs_live_block *s = calloc(cap, sizeof(*s));
-	if (!s) {
+	size_t len = cap * sizeof(struct hs_live_block);
+	void *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (s == MAP_FAILED) {
 		fprintf(stderr, "heapscope: out of memory for %zu live blocks\n", cap / 2);
 		exit(1);
 	}
+	if (len >= (2u << 20))
+		madvise(s, len, MADV_HUGEPAGE);
 	return s;
+}
+
+static void free_slots(struct hs_live_block *s, size_t cap)
+{
+	munmap(s, cap * sizeof(*s));
 }
 
 void hs_live_init(struct hs_live *l)
 {
 	l->cap = 1u << 16;
+	l->shift = 64 - 16;
 	l->used = 0;
 	l->slots = alloc_slots(l->cap);
 }
 
 void hs_live_free(struct hs_live *l)
 {
-	free(l->slots);
+	free_slots(l->slots, l->cap);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -51,6 +65,7 @@ static void grow(struct hs_live *l)
 	size_t ocap = l->cap;
 
 	l->cap *= 2;
+	l->shift--;
 	l->slots = alloc_slots(l->cap);
 	for (size_t i = 0; i < ocap; i++) {
 		if (!old[i].ptr)
@@ -60,7 +75,7 @@ static void grow(struct hs_live *l)
 			j = (j + 1) & (l->cap - 1);
 		l->slots[j] = old[i];
 	}
-	free(old);
+	free_slots(old, ocap);
 }
 
 struct hs_live_block *hs_live_put(struct hs_live *l, uint64_t ptr, int *existed)

@@ -16,7 +16,23 @@ struct hs_live_block {
 struct hs_live {
 	struct hs_live_block *slots;
 	size_t cap, used;
+	unsigned shift;     /* 64 - log2(cap) */
 };
+
+/* Fibonacci hashing: the product's top bits mix every bit of the address */
+static inline size_t hs_live_slot(const struct hs_live *l, uint64_t ptr)
+{
+	return (size_t)((ptr * 0x9e3779b97f4a7c15ull) >> l->shift);
+}
+
+/*
+ * The table is far larger than the caches: callers that know the next
+ * addresses prefetch their slots, so the misses overlap instead of queueing.
+ */
+static inline void hs_live_prefetch(const struct hs_live *l, uint64_t ptr)
+{
+	__builtin_prefetch(&l->slots[hs_live_slot(l, ptr)], 1);
+}
 
 void hs_live_init(struct hs_live *l);
 void hs_live_free(struct hs_live *l);

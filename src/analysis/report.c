@@ -8,6 +8,8 @@
 
 #include "live.h"
 
+#define BATCH 256
+
 struct thread_last {
 	uint32_t tid;
 	uint64_t ptr;   /* the thread's latest allocation, 0 once anything else was allocated */
@@ -191,57 +193,86 @@ static void rank(struct hs_report *rep)
 	free(idx);
 }
 
+/* a few events ahead: enough misses in flight to hide memory latency, few enough for the fill buffers */
+#define AHEAD 16
+
+static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
+{
+	if (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE)
+		hs_live_prefetch(&ps->live, ev->ptr);
+}
+
+static void account(struct pass *ps, const struct hs_event *ev)
+{
+	struct hs_report *rep = ps->rep;
+
+	switch (ev->kind) {
+	case HS_EVENT_ALLOC:
+		on_alloc(ps, ev);
+		break;
+	case HS_EVENT_FREE:
+		on_free(ps, ev);
+		break;
+	case HS_EVENT_RSS:
+		if (ev->rss > rep->peak_rss) {
+			rep->peak_rss = ev->rss;
+			rep->peak_rss_ns = ev->time_ns;
+		}
+		break;
+	case HS_EVENT_TOTALS:
+		memcpy(rep->calls, ev->calls, sizeof(rep->calls));
+		memcpy(rep->call_bytes, ev->bytes, sizeof(rep->call_bytes));
+		rep->have_totals = 1;
+		break;
+	case HS_EVENT_MMAP:
+		rep->mmap_calls++;
+		break;
+	case HS_EVENT_MUNMAP:
+		rep->munmap_calls++;
+		break;
+	case HS_EVENT_MARKER:
+		rep->markers++;
+		break;
+	case HS_EVENT_END:
+		rep->clean_exit = 1;
+		rep->end_reason = (int)ev->flags;
+		break;
+	default:
+		break;
+	}
+}
+
 int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 {
 	struct pass ps = { .rep = rep };
-	struct hs_event ev;
+	struct hs_event *batch = malloc(BATCH * sizeof(*batch));
 	uint64_t last_ns = 0;
 	int rc;
 
+	if (!batch)
+		return -ENOMEM;
 	memset(rep, 0, sizeof(*rep));
 	rep->info = hs_reader_info(r);
 	rep->sample_bytes = rep->info->sample_bytes;
 	rep->sampled = rep->sample_bytes != 0;
 	hs_live_init(&ps.live);
-	while ((rc = hs_reader_next(r, &ev)) > 0) {
-		ps.seq++;
-		if (ev.time_ns > last_ns)
-			last_ns = ev.time_ns;
-		switch (ev.kind) {
-		case HS_EVENT_ALLOC:
-			on_alloc(&ps, &ev);
-			break;
-		case HS_EVENT_FREE:
-			on_free(&ps, &ev);
-			break;
-		case HS_EVENT_RSS:
-			if (ev.rss > rep->peak_rss) {
-				rep->peak_rss = ev.rss;
-				rep->peak_rss_ns = ev.time_ns;
-			}
-			break;
-		case HS_EVENT_TOTALS:
-			memcpy(rep->calls, ev.calls, sizeof(rep->calls));
-			memcpy(rep->call_bytes, ev.bytes, sizeof(rep->call_bytes));
-			rep->have_totals = 1;
-			break;
-		case HS_EVENT_MMAP:
-			rep->mmap_calls++;
-			break;
-		case HS_EVENT_MUNMAP:
-			rep->munmap_calls++;
-			break;
-		case HS_EVENT_MARKER:
-			rep->markers++;
-			break;
-		case HS_EVENT_END:
-			rep->clean_exit = 1;
-			rep->end_reason = (int)ev.flags;
-			break;
-		default:
-			break;
+	do {
+		/* read ahead a batch so the live table's cache misses overlap */
+		int nb = 0;
+		while (nb < BATCH && (rc = hs_reader_next(r, &batch[nb])) > 0)
+			nb++;
+		for (int i = 0; i < nb && i < AHEAD; i++)
+			prefetch(&ps, &batch[i]);
+		for (int i = 0; i < nb; i++) {
+			const struct hs_event *e = &batch[i];
+			if (i + AHEAD < nb)
+				prefetch(&ps, &batch[i + AHEAD]);
+			ps.seq++;
+			if (e->time_ns > last_ns)
+				last_ns = e->time_ns;
+			account(&ps, e);
 		}
-	}
+	} while (rc > 0);
 	if (rc == 0) {
 		rep->duration_ns = last_ns;
 		for (uint32_t i = 0; i < rep->nsites; i++) {
@@ -261,6 +292,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 	}
 	hs_live_free(&ps.live);
 	free(ps.threads);
+	free(batch);
 	return rc < 0 ? rc : 0;
 }
 

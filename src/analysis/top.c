@@ -7,10 +7,10 @@
 
 const char *const hs_top_sort_names[HS_SORT_COUNT] = { "calls", "bytes", "peak", "leaked", "temporary" };
 
-static void add(struct hs_top_row *row, const struct hs_alloctab *t, const struct hs_alloc *a)
+static inline void add(struct hs_top_row *row, const struct hs_alloctab *t, const struct hs_alloc *a)
 {
 	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
-	double w = hs_alloctab_weight(t, size), b = (double)size * w;
+	double w = t->sample_bytes ? hs_alloctab_weight(t, size) : 1.0, b = (double)size * w;
 
 	row->calls += w;
 	row->bytes += b;
@@ -55,8 +55,8 @@ int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filt
 		 enum hs_top_sort sort, uint32_t focus)
 {
 	struct hs_top_row *rows = NULL;
-	uint32_t cap = 0, n = 0;
-	int rc = 0;
+	uint32_t cap = 0, n = 0, last_stack = UINT32_MAX, last_key = 0;
+	int rc = 0, all = hs_filter_passes_all(f);
 
 	memset(top, 0, sizeof(*top));
 	top->focus = focus;
@@ -65,14 +65,18 @@ int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filt
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
 		uint32_t key;
 
-		if (!hs_filter_match(f, t, a))
+		if (!all && !hs_filter_match(f, t, a))
 			continue;
-		key = hs_stacks_key(st, a->stack);
-		if (focus != HS_STACKS_NO_KEY) {
-			if (key != focus)
-				continue;
-			key = hs_stacks_caller_key(st, a->stack);
+		/* neighbours in the table often share a backtrace */
+		if (a->stack != last_stack) {
+			last_stack = a->stack;
+			last_key = hs_stacks_key(st, a->stack);
+			if (focus != HS_STACKS_NO_KEY)
+				last_key = last_key == focus ? hs_stacks_caller_key(st, a->stack) : HS_STACKS_NO_KEY;
 		}
+		key = last_key;
+		if (key == HS_STACKS_NO_KEY)
+			continue;
 		if (key >= cap) {
 			uint32_t ncap = cap ? cap : 1024;
 			struct hs_top_row *nr;
@@ -92,11 +96,21 @@ int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filt
 		if (rows[key].calls == 0)
 			rows[key].stack = a->stack;
 		add(&rows[key], t, a);
-		add(&top->total, t, a);
+		top->records++;
 	}
-	for (uint32_t k = 0; k < cap; k++)
-		if (rows[k].calls > 0)
-			rows[n++] = rows[k];
+	for (uint32_t k = 0; k < cap; k++) {
+		struct hs_top_row *r = &rows[k];
+		if (r->calls <= 0)
+			continue;
+		top->total.calls += r->calls;
+		top->total.bytes += r->bytes;
+		top->total.peak_bytes += r->peak_bytes;
+		top->total.leaked_count += r->leaked_count;
+		top->total.leaked_bytes += r->leaked_bytes;
+		top->total.temporary_count += r->temporary_count;
+		top->total.temporary_bytes += r->temporary_bytes;
+		rows[n++] = *r;
+	}
 	cmp_sort = sort;
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp);

@@ -24,6 +24,7 @@ struct hs_top {
 	struct hs_top_row *rows;  /* sorted, rows with no allocation dropped */
 	uint32_t nrows;
 	struct hs_top_row total;
+	uint64_t records;         /* recorded allocations summed (differs from total.calls when sampled) */
 	uint32_t focus;           /* HS_STACKS_NO_KEY, or the key whose callers the rows are */
 	enum hs_top_sort sort;
 };

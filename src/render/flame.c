@@ -22,20 +22,13 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-static int cmp_remainder(const void *a, const void *b, const double *w);
-
-static const double *rem_w;
-
-static int cmp_rem(const void *a, const void *b)
-{
-	return cmp_remainder(a, b, rem_w);
-}
+static const double *rem_w;   /* qsort has no context argument in C11 */
 
 /* larger fractional part first; ties by id so output is deterministic */
-static int cmp_remainder(const void *a, const void *b, const double *w)
+static int cmp_remainder(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	double rx = w[x] - floor(w[x]), ry = w[y] - floor(w[y]);
+	double rx = rem_w[x] - floor(rem_w[x]), ry = rem_w[y] - floor(rem_w[y]);
 
 	if (rx != ry)
 		return rx < ry ? 1 : -1;
@@ -66,7 +59,7 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 	missing = llround(fl->total) - (int64_t)llround(floors);
 	if (missing > 0) {
 		rem_w = fl->w;
-		qsort(order, n, sizeof(*order), cmp_rem);
+		qsort(order, n, sizeof(*order), cmp_remainder);
 		for (uint32_t i = 0; i < n && missing > 0; i++, missing--)
 			out[order[i]]++;
 	}
@@ -168,22 +161,16 @@ static void fmt_weight(const struct hs_flame *fl, double v, char *buf, size_t n)
 		hs_fmt_bytes(buf, n, v);
 }
 
-static int cmp_weight_desc(const void *a, const void *b, const struct hs_flame *fl);
 static const struct hs_flame *sort_fl;
 
+/* heaviest first, so the biggest consumers line up on the left */
 static int cmp_kids(const void *a, const void *b)
 {
-	return cmp_weight_desc(a, b, sort_fl);
-}
-
-/* heaviest first, so the biggest consumers line up on the left */
-static int cmp_weight_desc(const void *a, const void *b, const struct hs_flame *fl)
-{
-	const struct hs_flame_node *x = &fl->nodes[*(const uint32_t *)a], *y = &fl->nodes[*(const uint32_t *)b];
+	const struct hs_flame_node *x = &sort_fl->nodes[*(const uint32_t *)a], *y = &sort_fl->nodes[*(const uint32_t *)b];
 
 	if (x->weight != y->weight)
 		return x->weight < y->weight ? 1 : -1;
-	return strcmp(fl->names[x->name], fl->names[y->name]);
+	return strcmp(sort_fl->names[x->name], sort_fl->names[y->name]);
 }
 
 static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)

@@ -22,6 +22,17 @@ const char *hs_render_top_row_name(const struct hs_render_top *ctx, const struct
 	return hs_stacks_key_name(ctx->st, row->key, top->focus != HS_STACKS_NO_KEY, buf, n);
 }
 
+/* Long C++ names would wrap a terminal's lines: cut them at 80 columns. */
+static void put_line(FILE *f, const char *indent, const char *s)
+{
+	size_t room = 80 - strlen(indent);
+
+	if (strlen(s) <= room)
+		fprintf(f, "%s%s\n", indent, s);
+	else
+		fprintf(f, "%s%.*s...\n", indent, (int)(room - 3), s);
+}
+
 static void text_row(FILE *f, int rank, const struct hs_top_row *r)
 {
 	char a[32], b[32], c[32], d[32], e[32];
@@ -41,11 +52,12 @@ static void text_frames(FILE *f, const struct hs_render_top *ctx, uint32_t folde
 	int n = hs_stacks_folded_frames(ctx->st, folded, fr, MAX_FRAMES);
 
 	for (int j = 0; j < n && j < ctx->frames; j++) {
-		char loc[300] = "";
+		char loc[300] = "", line[1600];
 		if (fr[j].file)
 			snprintf(loc, sizeof(loc), "  %s:%d", base_name(fr[j].file), fr[j].line);
-		fprintf(f, "       %s%s%s  (%s)\n", fr[j].inlined ? "[inlined] " : "", fr[j].function ? fr[j].function : "??",
-			loc, fr[j].module ? base_name(fr[j].module) : "?");
+		snprintf(line, sizeof(line), "%s%s%s  (%s)", fr[j].inlined ? "[inlined] " : "",
+			 fr[j].function ? fr[j].function : "??", loc, fr[j].module ? base_name(fr[j].module) : "?");
+		put_line(f, "       ", line);
 	}
 	if (n > ctx->frames)
 		fprintf(f, "       ... %d more frames (--frames N shows more)\n", n - ctx->frames);
@@ -65,15 +77,17 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 		hs_top_sort_names[top->sort]);
 	if (ctx->filter->desc[0])
 		fprintf(f, "filter     %s\n", ctx->filter->desc);
-	fprintf(f, "matched    %s of %s allocations%s\n", hs_fmt_count(a, sizeof(a), top->total.calls),
-		hs_fmt_count(b, sizeof(b), (double)t->n), t->sample_bytes ? " (sampled: estimates)" : "");
+	if (t->sample_bytes)
+		fprintf(f, "matched    ~%s allocations, estimated from %s of %s samples\n", hs_fmt_count(a, sizeof(a), top->total.calls),
+			hs_fmt_count(b, sizeof(b), (double)top->records), hs_fmt_count(c, sizeof(c), (double)t->n));
+	else
+		fprintf(f, "matched    %s of %s allocations\n", hs_fmt_count(a, sizeof(a), top->total.calls),
+			hs_fmt_count(b, sizeof(b), (double)t->n));
 	fprintf(f, "peak heap  %s at %s; end of the run at %s\n", hs_fmt_bytes(a, sizeof(a), t->peak_heap),
 		hs_fmt_duration(b, sizeof(b), t->peak_ns), hs_fmt_duration(c, sizeof(c), t->end_ns));
 	if (top->focus != HS_STACKS_NO_KEY) {
-		if (ctx->focus_row)
-			fprintf(f, "callers of row %d: %s\n", ctx->focus_row, ctx->focus_name);
-		else
-			fprintf(f, "callers of %s\n", ctx->focus_name);
+		fprintf(f, "callers of row %d:\n", ctx->focus_row);
+		put_line(f, "  ", ctx->focus_name);
 	}
 	fprintf(f, "\n%4s %11s %10s %10s %10s %11s", "#", "calls", "bytes", "peak", "leaked", "temporary");
 	if (!backtraces)
@@ -90,13 +104,15 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 		nm = hs_render_top_row_name(ctx, top, r, name, sizeof(name));
 		if (strlen(nm) <= 80 - NAME_COL)
 			fprintf(f, "  %s\n", nm);
-		else
-			fprintf(f, "\n       %s\n", nm);
+		else {
+			fputc('\n', f);
+			put_line(f, "       ", nm);
+		}
 	}
 	if (shown < top->nrows)
 		fprintf(f, "     ... %u more rows (-n 0 shows all)\n", top->nrows - shown);
 	text_row(f, 0, &top->total);
-	fprintf(f, "\n\npeak: bytes live at peak heap; leaked: bytes never freed; temporary: freed blocks\n");
+	fprintf(f, "\n\npeak: live at peak heap; leaked: never freed; temporary: blocks freed\n");
 }
 
 static void json_frames(FILE *f, struct hs_stacks *st, uint32_t folded)
@@ -135,9 +151,10 @@ void hs_render_top_json(FILE *f, const struct hs_render_top *ctx, const struct h
 	hs_json_string(f, ctx->path);
 	fprintf(f, ", \"by\": \"%s\", \"sort\": \"%s\", \"filter\": ", by_names[ctx->st->by], hs_top_sort_names[top->sort]);
 	hs_json_string(f, ctx->filter->desc);
-	fprintf(f, ",\n \"estimated\": %s, \"allocations\": %llu, \"duration_ns\": %llu, "
+	fprintf(f, ",\n \"estimated\": %s, \"records\": %llu, \"matched_records\": %llu, \"duration_ns\": %llu, "
 		   "\"peak_heap\": {\"bytes\": %.0f, \"time_ns\": %llu},\n \"callers_of\": ",
-		t->sample_bytes ? "true" : "false", (unsigned long long)t->n, (unsigned long long)t->end_ns, t->peak_heap,
+		t->sample_bytes ? "true" : "false", (unsigned long long)t->n, (unsigned long long)top->records,
+		(unsigned long long)t->end_ns, t->peak_heap,
 		(unsigned long long)t->peak_ns);
 	if (top->focus == HS_STACKS_NO_KEY) {
 		fprintf(f, "null");

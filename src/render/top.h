@@ -17,7 +17,7 @@ struct hs_render_top {
 	struct hs_stacks *st;
 	int limit;                /* rows shown, 0: all */
 	int frames;               /* backtrace frames under each row (by backtrace) */
-	int focus_row;            /* --callers: the row number subdivided, 0 if given as a regex */
+	int focus_row;            /* --callers: the number of the row subdivided */
 	const char *focus_name;   /* --callers: the name of the subdivided row */
 };
 

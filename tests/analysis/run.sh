@@ -99,7 +99,7 @@ expect size-units 50 "$(total calls "$P" --size-min 0.25K --size-max 0.25KiB)"
 expect through-function 300 "$(total calls "$P" --through '^hold_300$')"
 expect through-file 6501 "$(total calls "$P" --through '/phases\.c$')"
 expect through-hidden-frame 150 "$(total calls "$P" --through '^start_thread$')"
-expect not-through 6351 "$(total calls "$P" --not-through '^(hold_300|enqueue)$')"
+expect not-through 6051 "$(total calls "$P" --not-through '^(hold_300|enqueue)$')"
 expect alloc-site 1000 "$(total calls "$P" --alloc-site '^make_node$')"
 expect alloc-site-not-caller 0 "$(total calls "$P" --alloc-site '^leak_1000$')"
 expect hide-moves-site 1000 "$(row calls leak_1000 "$P" --by function --hide '^make_node$')"
@@ -138,6 +138,12 @@ expect folded-live-peak-total "$(total peak_bytes "$P")" "$(folded_sum "$P" --we
 expect folded-live-at-total "$(total bytes "$P" --live-at 760ms)" "$(folded_sum "$P" --weight live --at 760ms)"
 expect folded-up-total "$(total bytes "$P")" "$(folded_sum "$P" --direction up)"
 expect folded-cxx-total "$(total bytes "$W/newer.hst")" "$(folded_sum "$W/newer.hst")"
+if "$HS" record --sample 4K -o "$W/sampled.hst" -- "$W/phases" >/dev/null 2>>"$W/record.log"; then
+    expect folded-sampled-bytes-total "$(total bytes "$W/sampled.hst")" "$(folded_sum "$W/sampled.hst")"
+    expect folded-sampled-count-total "$(total calls "$W/sampled.hst" --temporary)" "$(folded_sum "$W/sampled.hst" --weight count --temporary)"
+else
+    fail record-sampled "$(tail -c 300 "$W/record.log")"
+fi
 "$HS" flame --folded "$P" >"$W/folded.txt" 2>&1
 if grep -qx 'main;leak_1000;make_node 64000' "$W/folded.txt" && ! grep -qv '^[^ ;][^;]*\(;[^;]\+\)* [0-9]\+$' "$W/folded.txt"; then
     ok folded-format
