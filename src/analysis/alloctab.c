@@ -13,11 +13,18 @@
 #define MAX_THREADS 0xffff   /* thread indexes past this share the last one */
 
 /*
- * Live blocks: an open-addressing set of table indexes (4 bytes a slot)
- * whose keys are the addresses parked in each allocation's f word.
+ * Live blocks: an open-addressing set of table indexes. The keys are the
+ * addresses parked in each allocation's f word; each slot also keeps the
+ * key's hash, so probing and deleting never read the table, which is
+ * where a large live set takes its cache misses.
  */
+struct slot {
+	uint32_t idx;    /* EMPTY: free slot */
+	uint32_t hash;   /* its top bits are the home slot */
+};
+
 struct index {
-	uint32_t *slots;
+	struct slot *slots;
 	unsigned bits;
 	size_t used;
 };
@@ -32,41 +39,57 @@ struct pass {
 	int have_last;
 };
 
-static size_t home(const struct index *x, uint64_t ptr)
+static uint32_t hash_of(uint64_t ptr)
 {
-	return (size_t)(((ptr & HS_ALLOC_TIME_MASK) >> 4) * 0x9e3779b97f4a7c15ull >> (64 - x->bits));
+	return (uint32_t)(((ptr & HS_ALLOC_TIME_MASK) >> 4) * 0x9e3779b97f4a7c15ull >> 32);
 }
 
-static uint64_t key_of(const struct hs_alloctab *t, uint32_t i)
+static size_t home(const struct index *x, uint32_t hash)
 {
-	return hs_alloctab_at(t, i)->f & HS_ALLOC_TIME_MASK;
+	return (size_t)(hash >> (32 - x->bits));
+}
+
+/* Huge pages where the size allows: probes land anywhere, and 4K pages would add a TLB miss to each. */
+static void *alloc_huge(size_t n)
+{
+	void *p;
+
+	if (n < HUGE_PAGE)
+		return malloc(n);
+	p = aligned_alloc(HUGE_PAGE, (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1));
+	if (p)
+		madvise(p, n, MADV_HUGEPAGE);
+	return p;
 }
 
 static int index_init(struct index *x, unsigned bits)
 {
 	x->bits = bits;
 	x->used = 0;
-	x->slots = malloc(sizeof(*x->slots) << bits);
+	x->slots = alloc_huge(sizeof(*x->slots) << bits);
 	if (!x->slots)
 		return -ENOMEM;
-	memset(x->slots, 0xff, sizeof(*x->slots) << bits);
+	for (size_t i = 0; i < (size_t)1 << bits; i++)
+		x->slots[i].idx = EMPTY;
 	return 0;
 }
 
-static int index_grow(struct index *x, const struct hs_alloctab *t)
+static int index_grow(struct index *x)
 {
 	struct index nx;
 	size_t mask;
 
+	if (x->bits == 32)
+		return -EOVERFLOW;
 	if (index_init(&nx, x->bits + 1) < 0)
 		return -ENOMEM;
 	mask = ((size_t)1 << nx.bits) - 1;
 	for (size_t i = 0; i < (size_t)1 << x->bits; i++) {
 		size_t j;
-		if (x->slots[i] == EMPTY)
+		if (x->slots[i].idx == EMPTY)
 			continue;
-		j = home(&nx, key_of(t, x->slots[i]));
-		while (nx.slots[j] != EMPTY)
+		j = home(&nx, x->slots[i].hash);
+		while (nx.slots[j].idx != EMPTY)
 			j = (j + 1) & mask;
 		nx.slots[j] = x->slots[i];
 	}
@@ -77,17 +100,18 @@ static int index_grow(struct index *x, const struct hs_alloctab *t)
 }
 
 /* Slot holding the live block at ptr, or the empty slot where it would go. */
-static size_t index_find(const struct index *x, const struct hs_alloctab *t, uint64_t ptr)
+static size_t index_find(const struct index *x, const struct hs_alloctab *t, uint64_t ptr, uint32_t hash)
 {
-	size_t mask = ((size_t)1 << x->bits) - 1, i = home(x, ptr);
+	size_t mask = ((size_t)1 << x->bits) - 1, i = home(x, hash);
 
 	ptr &= HS_ALLOC_TIME_MASK;
-	while (x->slots[i] != EMPTY && key_of(t, x->slots[i]) != ptr)
+	while (x->slots[i].idx != EMPTY &&
+	       (x->slots[i].hash != hash || (hs_alloctab_at(t, x->slots[i].idx)->f & HS_ALLOC_TIME_MASK) != ptr))
 		i = (i + 1) & mask;
 	return i;
 }
 
-static void index_remove(struct index *x, const struct hs_alloctab *t, size_t i)
+static void index_remove(struct index *x, size_t i)
 {
 	size_t mask = ((size_t)1 << x->bits) - 1, j = i;
 
@@ -95,15 +119,15 @@ static void index_remove(struct index *x, const struct hs_alloctab *t, size_t i)
 	for (;;) {
 		size_t k;
 		j = (j + 1) & mask;
-		if (x->slots[j] == EMPTY)
+		if (x->slots[j].idx == EMPTY)
 			break;
-		k = home(x, key_of(t, x->slots[j]));
+		k = home(x, x->slots[j].hash);
 		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
 			x->slots[i] = x->slots[j];
 			i = j;
 		}
 	}
-	x->slots[i] = EMPTY;
+	x->slots[i].idx = EMPTY;
 	x->used--;
 }
 
@@ -154,9 +178,7 @@ static int append(struct hs_alloctab *t, uint32_t *idx)
 			t->blocks_cap = cap;
 		}
 		/* whole huge pages: a 10M-allocation table otherwise takes 60,000 page faults to fill */
-		t->blocks[t->nblocks] = aligned_alloc(HUGE_PAGE, sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT);
-		if (t->blocks[t->nblocks])
-			madvise(t->blocks[t->nblocks], sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT, MADV_HUGEPAGE);
+		t->blocks[t->nblocks] = alloc_huge(sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT);
 		if (!t->blocks[t->nblocks])
 			return -ENOMEM;
 		t->nblocks++;
@@ -185,22 +207,22 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_alloctab *t = ps->t;
 	struct hs_alloc *a;
+	uint32_t idx, hash = hash_of(ev->ptr);
 	size_t slot;
-	uint32_t idx;
 	int rc;
 
-	if ((ps->live.used + 1) * 4 > (size_t)3 << ps->live.bits && (rc = index_grow(&ps->live, t)) < 0)
+	if ((ps->live.used + 1) * 4 > (size_t)3 << ps->live.bits && (rc = index_grow(&ps->live)) < 0)
 		return rc;
-	slot = index_find(&ps->live, t, ev->ptr);
-	if (ps->live.slots[slot] != EMPTY) {
+	slot = index_find(&ps->live, t, ev->ptr, hash);
+	if (ps->live.slots[slot].idx != EMPTY) {
 		/* its free was never recorded: the block ended when its address was handed out again */
-		retire(ps, hs_alloctab_at(t, ps->live.slots[slot]), ev->time_ns);
+		retire(ps, hs_alloctab_at(t, ps->live.slots[slot].idx), ev->time_ns);
 	} else {
 		ps->live.used++;
 	}
 	if ((rc = append(t, &idx)) < 0)
 		return rc;
-	ps->live.slots[slot] = idx;
+	ps->live.slots[slot] = (struct slot){ .idx = idx, .hash = hash };
 	a = hs_alloctab_at(t, idx);
 	a->a = clamp_time(ev->time_ns) | (uint64_t)thread_index(ps, ev->tid) << 48;
 	a->f = (ev->ptr & HS_ALLOC_TIME_MASK) | (ev->size >> 32 & 0xffff) << 48;
@@ -226,21 +248,21 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 static void on_free(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_alloctab *t = ps->t;
-	size_t slot = index_find(&ps->live, t, ev->ptr);
+	size_t slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
 	struct hs_alloc *a;
 
-	if (ps->live.slots[slot] == EMPTY) {
+	if (ps->live.slots[slot].idx == EMPTY) {
 		t->untracked_frees++;
 		return;
 	}
-	a = hs_alloctab_at(t, ps->live.slots[slot]);
+	a = hs_alloctab_at(t, ps->live.slots[slot].idx);
 	/* stamped before the live block was allocated, by another thread: the late free of an older block */
 	if (hs_alloc_thread(a) != thread_index(ps, ev->tid) && hs_alloc_time(a) > ev->time_ns) {
 		t->untracked_frees++;
 		return;
 	}
 	retire(ps, a, ev->time_ns);
-	index_remove(&ps->live, t, slot);
+	index_remove(&ps->live, slot);
 }
 
 int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
@@ -267,8 +289,8 @@ int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_pro
 	}
 	if (rc == 0)
 		for (size_t i = 0; i < (size_t)1 << ps.live.bits; i++)
-			if (ps.live.slots[i] != EMPTY) {
-				struct hs_alloc *a = hs_alloctab_at(t, ps.live.slots[i]);
+			if (ps.live.slots[i].idx != EMPTY) {
+				struct hs_alloc *a = hs_alloctab_at(t, ps.live.slots[i].idx);
 				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
 			}
 	free(ps.live.slots);

@@ -223,15 +223,15 @@ static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 	struct hs_ev *e;
 
 	t->depth++;
-	slot = t->reserve;
-	t->reserve += n;
+	/* a signal handler nested in an event of its thread cannot wait for the outer one: no room, no event */
+	if (unlikely(t->depth > 1) &&
+	    t->reserve + n - atomic_load_explicit(&t->tail, memory_order_relaxed) > HS_RING_EVENTS) {
+		t->depth--;
+		return NULL;
+	}
+	/* one instruction: a nested handler's event gets the next slots, never these */
+	slot = hs_local_xadd(&t->reserve, n);
 	if (unlikely(slot + n - atomic_load_explicit(&t->tail, memory_order_relaxed) > HS_RING_EVENTS)) {
-		/* a signal handler nested in an event of its thread cannot wait for the outer one */
-		if (t->depth > 1) {
-			t->reserve -= n;
-			t->depth--;
-			return NULL;
-		}
 		wait_for_room(t, slot, n);
 		if (atomic_load(&hs_g.state) != HS_ACTIVE) {
 			t->reserve -= n;
@@ -284,10 +284,8 @@ static inline struct hs_thread *tracing_thread(void)
 
 static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
 {
-	atomic_store_explicit(&t->calls[fn], atomic_load_explicit(&t->calls[fn], memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	atomic_store_explicit(&t->bytes[fn], atomic_load_explicit(&t->bytes[fn], memory_order_relaxed) + bytes,
-			      memory_order_relaxed);
+	hs_local_add(&t->calls[fn], 1);
+	hs_local_add(&t->bytes[fn], bytes);
 }
 
 /* In sampled mode the caller has checked that p was sampled. */

@@ -413,10 +413,8 @@ static void fork_child(void)
 		self->reserve = 0;
 		self->uw.prev_n = 0;
 		memset(self->cache, 0, sizeof(self->cache));
-		for (int i = 0; i < HS_FN_COUNT; i++) {
-			atomic_store(&self->calls[i], 0);
-			atomic_store(&self->bytes[i], 0);
-		}
+		memset(self->calls, 0, sizeof(self->calls));
+		memset(self->bytes, 0, sizeof(self->bytes));
 	}
 	if (hs_writer_open() < 0) {
 		atomic_store(&hs_g.state, HS_INERT);

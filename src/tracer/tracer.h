@@ -88,8 +88,8 @@ struct hs_thread {
 	atomic_int dead;
 	int64_t sample_left;
 	uint64_t rng;
-	_Atomic uint64_t calls[HS_FN_COUNT];
-	_Atomic uint64_t bytes[HS_FN_COUNT];
+	uint64_t calls[HS_FN_COUNT];  /* owner adds with hs_local_add, the writer reads (__atomic_load_n) */
+	uint64_t bytes[HS_FN_COUNT];
 	uintptr_t stack_lo, stack_hi;
 	struct hs_stack_slot cache[HS_STACK_CACHE];
 	struct hs_unwind_state uw;
@@ -146,6 +146,22 @@ uint64_t hs_ns_to_ticks(uint64_t ns);
 void hs_clock_refine(void);
 void hs_disable(const char *why);
 void hs_ensure_writer(void);
+
+/*
+ * Read-modify-write of a thread's own words in one instruction: a signal
+ * handler that records an event can interrupt between instructions, never
+ * inside one; no lock prefix, since no other thread writes them.
+ */
+static inline uint64_t hs_local_xadd(uint64_t *p, uint64_t v)
+{
+	__asm__ volatile("xaddq %0, %1" : "+r"(v), "+m"(*p));
+	return v;
+}
+
+static inline void hs_local_add(uint64_t *p, uint64_t v)
+{
+	__asm__ volatile("addq %1, %0" : "+m"(*p) : "r"(v));
+}
 
 /*
  * Event stamps, converted to nanoseconds by the writer. The fence keeps the

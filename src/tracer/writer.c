@@ -279,8 +279,8 @@ static void emit_totals(void)
 	pthread_mutex_lock(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next)
 		for (int i = 0; i < HS_FN_COUNT; i++) {
-			calls[i] += atomic_load_explicit(&t->calls[i], memory_order_relaxed);
-			bytes[i] += atomic_load_explicit(&t->bytes[i], memory_order_relaxed);
+			calls[i] += __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED);
+			bytes[i] += __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED);
 		}
 	pthread_mutex_unlock(&hs_g.threads_lock);
 	*p++ = HS_REC_TOTALS;
@@ -460,8 +460,8 @@ static void reap(void)
 		if (atomic_load(&t->dead) &&
 		    atomic_load(&t->head) == atomic_load(&t->tail)) {
 			for (int i = 0; i < HS_FN_COUNT; i++) {
-				atomic_fetch_add(&hs_g.folded_calls[i], atomic_load(&t->calls[i]));
-				atomic_fetch_add(&hs_g.folded_bytes[i], atomic_load(&t->bytes[i]));
+				atomic_fetch_add(&hs_g.folded_calls[i], __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED));
+				atomic_fetch_add(&hs_g.folded_bytes[i], __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED));
 			}
 			*pp = t->next;
 			hs_unmap(t, sizeof(*t));
