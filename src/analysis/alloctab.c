@@ -265,35 +265,62 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	index_remove(&ps->live, slot);
 }
 
+/* Events read ahead, and how far ahead index slots are prefetched: enough misses in flight to hide latency. */
+#define BATCH 256
+#define AHEAD 16
+
+static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
+{
+	if (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE)
+		__builtin_prefetch(&ps->live.slots[home(&ps->live, hash_of(ev->ptr))]);
+}
+
 int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
 {
 	struct pass ps = { .t = t };
-	struct hs_event ev;
-	int rc;
+	struct hs_event *batch = NULL;
+	int rc, n;
 
 	memset(t, 0, sizeof(*t));
 	t->sample_bytes = hs_reader_info(r)->sample_bytes;
+	if (!(batch = malloc(BATCH * sizeof(*batch))))
+		return -ENOMEM;
 	if ((rc = index_init(&ps.live, 16)) < 0)
-		return rc;
-	while ((rc = hs_reader_next(r, &ev)) > 0) {
-		if (ev.time_ns > t->end_ns)
-			t->end_ns = ev.time_ns;
-		if (ev.kind == HS_EVENT_ALLOC)
-			rc = on_alloc(&ps, &ev);
-		else if (ev.kind == HS_EVENT_FREE)
-			on_free(&ps, &ev);
-		if (rc < 0)
-			break;
-		if ((++t->events & 0xfffff) == 0 && progress)
+		goto out;
+	do {
+		for (n = 0; n < BATCH && (rc = hs_reader_next(r, &batch[n])) > 0; n++)
+			;
+		for (int i = 0; i < n && i < AHEAD; i++)
+			prefetch(&ps, &batch[i]);
+		for (int i = 0; i < n; i++) {
+			const struct hs_event *ev = &batch[i];
+			int e = 0;
+			if (i + AHEAD < n)
+				prefetch(&ps, &batch[i + AHEAD]);
+			if (ev->time_ns > t->end_ns)
+				t->end_ns = ev->time_ns;
+			if (ev->kind == HS_EVENT_ALLOC)
+				e = on_alloc(&ps, ev);
+			else if (ev->kind == HS_EVENT_FREE)
+				on_free(&ps, ev);
+			if (e < 0) {
+				rc = e;
+				goto out;
+			}
+		}
+		t->events += (uint64_t)n;
+		if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
 			progress(arg, hs_reader_offset(r));
-	}
+	} while (rc > 0);
 	if (rc == 0)
 		for (size_t i = 0; i < (size_t)1 << ps.live.bits; i++)
 			if (ps.live.slots[i].idx != EMPTY) {
 				struct hs_alloc *a = hs_alloctab_at(t, ps.live.slots[i].idx);
 				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
 			}
+out:
 	free(ps.live.slots);
+	free(batch);
 	return rc;
 }
 

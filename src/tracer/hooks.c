@@ -108,70 +108,117 @@ static inline int ensure_ready(void)
 	return 1;
 }
 
-/* sampled mode: the set of sampled live blocks, so their frees are recorded */
+/*
+ * Sampled mode: the set of sampled live blocks, so that their frees are
+ * recorded. Every free probes it, so it is kept small enough to stay in
+ * cache: sized for the live samples, rebuilt (without tombstones) when half
+ * full. Readers probe without a lock; a replaced table is never unmapped,
+ * since a reader may still be in it.
+ */
 
-#define SET_SLOTS (1u << 20)
 #define SET_TOMB ((uintptr_t)1)
-static _Atomic uintptr_t *sampled_set;
-static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t set_used;
+#define SET_MIN (1u << 12)
 
-static inline size_t set_hash(uintptr_t p)
+struct sset {
+	size_t mask;
+	size_t used;   /* slots not empty: live entries and tombstones */
+	size_t live;
+	_Atomic uintptr_t slot[];
+};
+
+static struct sset *_Atomic sampled_set;
+static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline size_t set_hash(const struct sset *s, uintptr_t p)
 {
-	return (size_t)((p >> 4) * 0x9e3779b97f4a7c15ull >> 44) & (SET_SLOTS - 1);
+	return (size_t)((p * 0x9e3779b97f4a7c15ull) >> 32) & s->mask;
+}
+
+static struct sset *set_new(size_t cap)
+{
+	struct sset *s = hs_map(sizeof(*s) + cap * sizeof(uintptr_t));
+
+	if (s)
+		s->mask = cap - 1;
+	return s;
+}
+
+static void set_put(struct sset *s, uintptr_t p)
+{
+	size_t i = set_hash(s, p);
+
+	while (atomic_load_explicit(&s->slot[i], memory_order_relaxed) > SET_TOMB)
+		i = (i + 1) & s->mask;
+	if (atomic_load_explicit(&s->slot[i], memory_order_relaxed) == 0)
+		s->used++;
+	s->live++;
+	atomic_store_explicit(&s->slot[i], p, memory_order_release);
 }
 
 static void set_insert(uintptr_t p)
 {
+	struct sset *s;
+
 	pthread_mutex_lock(&set_lock);
-	if (!sampled_set)
-		sampled_set = hs_map(SET_SLOTS * sizeof(uintptr_t));
-	if (sampled_set && set_used < SET_SLOTS / 2) {
-		size_t i = set_hash(p);
-		for (;;) {
-			uintptr_t v = atomic_load_explicit(&sampled_set[i], memory_order_relaxed);
-			if (v == 0 || v == SET_TOMB)
-				break;
-			i = (i + 1) & (SET_SLOTS - 1);
+	s = atomic_load_explicit(&sampled_set, memory_order_relaxed);
+	if (!s || (s->used + 1) * 2 > s->mask + 1) {
+		size_t cap = SET_MIN, live = s ? s->live : 0;
+		struct sset *n;
+		while (cap < (live + 1) * 4)
+			cap *= 2;
+		n = set_new(cap);
+		if (!n) {
+			pthread_mutex_unlock(&set_lock);
+			hs_disable("out of memory for the sampled-block set; tracing stopped");
+			return;
 		}
-		if (atomic_load_explicit(&sampled_set[i], memory_order_relaxed) == 0)
-			set_used++;
-		atomic_store_explicit(&sampled_set[i], p, memory_order_release);
+		for (size_t i = 0; s && i <= s->mask; i++) {
+			uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_relaxed);
+			if (v > SET_TOMB)
+				set_put(n, v);
+		}
+		atomic_store_explicit(&sampled_set, n, memory_order_release);
+		s = n;
 	}
+	set_put(s, p);
 	pthread_mutex_unlock(&set_lock);
 }
 
-static _Atomic uintptr_t *set_find(uintptr_t p)
+static _Atomic uintptr_t *set_find(struct sset *s, uintptr_t p)
 {
-	_Atomic uintptr_t *s = sampled_set;
-
 	if (!s)
 		return NULL;
-	for (size_t i = set_hash(p);; i = (i + 1) & (SET_SLOTS - 1)) {
-		uintptr_t v = atomic_load_explicit(&s[i], memory_order_acquire);
+	for (size_t i = set_hash(s, p);; i = (i + 1) & s->mask) {
+		uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_acquire);
 		if (v == 0)
 			return NULL;
 		if (v == p)
-			return &s[i];
+			return &s->slot[i];
 	}
 }
 
 static int set_contains(uintptr_t p)
 {
-	return set_find(p) != NULL;
+	return set_find(atomic_load_explicit(&sampled_set, memory_order_acquire), p) != NULL;
 }
 
-/* Lock-free probe; only a hit takes the lock to leave a tombstone. */
+/* Lock-free probe; a hit takes the lock and removes p from the current table. */
 static int set_remove(uintptr_t p)
 {
-	_Atomic uintptr_t *slot = set_find(p);
+	_Atomic uintptr_t *slot;
+	struct sset *s;
 
-	if (!slot)
+	if (!set_find(atomic_load_explicit(&sampled_set, memory_order_acquire), p))
 		return 0;
 	pthread_mutex_lock(&set_lock);
-	atomic_store_explicit(slot, SET_TOMB, memory_order_relaxed);
+	s = atomic_load_explicit(&sampled_set, memory_order_relaxed);
+	slot = set_find(s, p);
+	if (slot) {
+		atomic_store_explicit(slot, SET_TOMB, memory_order_relaxed);
+		s->live--;
+	}
 	pthread_mutex_unlock(&set_lock);
-	return 1;
+	return slot != NULL;
 }
 
 static int64_t next_sample(struct hs_thread *t)
@@ -303,16 +350,12 @@ static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
 	ev_end(t);
 }
 
-static void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void *old)
+static void record_alloc_slow(struct hs_thread *t, int fn, void *p, size_t size, void *old)
 {
 	struct hs_ev *e;
 	uint32_t stack;
 
 	if (hs_g.cfg.sample_bytes) {
-		if ((int64_t)size < t->sample_left) {
-			t->sample_left -= (int64_t)size;
-			return;
-		}
 		t->sample_left = next_sample(t);
 		set_insert((uintptr_t)p);
 	}
@@ -331,6 +374,16 @@ static void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void
 	if (old)
 		ev_ext(t, e)->c = (uintptr_t)old;
 	ev_end(t);
+}
+
+/* Sampled mode decides here, inline: most allocations only count down. */
+static inline void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void *old)
+{
+	if (hs_g.cfg.sample_bytes && (int64_t)size < t->sample_left) {
+		t->sample_left -= (int64_t)size;
+		return;
+	}
+	record_alloc_slow(t, fn, p, size, old);
 }
 
 HS_EXPORT void *malloc(size_t n)
