@@ -111,7 +111,11 @@ void hs_reader_close(struct hs_reader *r);
 /* Trace-wide facts, complete after open (the tracer writes the process record first). */
 const struct hs_trace_info *hs_reader_info(struct hs_reader *r);
 
-/* 1: *ev filled; 0: end of trace; <0: error. Pointers in *ev live until the next call. */
+/*
+ * 1: *ev filled; 0: end of trace; <0: error. Pointers in *ev live until the
+ * next call. Only the fields listed for the event's kind (and kind,
+ * time_ns, tid) are meaningful; the others hold no particular value.
+ */
 int hs_reader_next(struct hs_reader *r, struct hs_event *ev);
 
 /* Message for the last error, or the last warning (e.g. truncation) when there was no error; "" if none. */

@@ -431,7 +431,14 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 	unsigned type = *r->sp[HS_STREAM_TYPE]++;
 	uint64_t v, a, b, c;
 
-	memset(ev, 0, sizeof(*ev));
+	/* allocations and frees are most records: they set their own fields, the rest start from zero */
+	if (type >= HS_REC_ALLOC && type <= HS_REC_FREE_REALLOCARRAY) {
+		ev->old_ptr = 0;
+		ev->size = 0;
+		ev->stack = 0;
+	} else {
+		memset(ev, 0, sizeof(*ev));
+	}
 	ev->tid = r->tid;
 	if (type >= HS_REC_ALLOC && type <= HS_REC_SBRK) {
 		int rc = decode_event(r, type, ev);

@@ -106,15 +106,19 @@ static inline size_t pair_slot(uint32_t parent, uint64_t ip)
 	return (size_t)(((ip ^ ((uint64_t)parent << 32)) * 0x9e3779b97f4a7c15ull) >> 40) & (HS_STACK_CACHE - 1);
 }
 
-/* Node ids of frames[first-1 .. 0] given the id of frames[first] (0 at the top). */
-static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *ips, size_t stride, int count,
+/*
+ * Node ids of count frames given the id of the frame outside them (0 at the
+ * top): element i sits at base + i * stride bytes, i = count - 1 the
+ * outermost. Ids go to out (same layout) when it is not NULL.
+ */
+static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *ips, ptrdiff_t stride, int count,
 			  uint32_t *out)
 {
 	int locked = 0;
 	sigset_t old;
 
 	for (int i = count - 1; i >= 0; i--) {
-		uint64_t ip = *(const uint64_t *)((const char *)ips + (size_t)i * stride);
+		uint64_t ip = *(const uint64_t *)((const char *)ips + i * stride);
 		struct hs_stack_slot *slot = &t->cache[pair_slot(parent, ip)];
 		uint32_t id;
 
@@ -145,7 +149,7 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 			slot->ip = ip;
 		}
 		if (out)
-			*(uint32_t *)((char *)out + (size_t)i * sizeof(struct hs_uframe)) = id;
+			*(uint32_t *)((char *)out + i * stride) = id;
 		parent = id;
 	}
 	if (locked) {
@@ -158,8 +162,8 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 
 uint32_t hs_stack_capture(struct hs_thread *t)
 {
-	struct hs_uframe *f = t->uw.prev;
-	int fresh, n;
+	struct hs_uframe *f = t->uw.f;
+	int kept, n;
 	uint32_t id;
 
 	if (t->in_unwind) {
@@ -170,22 +174,23 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 		for (int i = 0; i < m && k < HS_MAX_FRAMES; i++)
 			if ((uintptr_t)raw[i] < hs_g.self_lo || (uintptr_t)raw[i] >= hs_g.self_hi)
 				ips[k++] = (uint64_t)(uintptr_t)raw[i];
-		return k ? nodes_for(t, 0, ips, sizeof(ips[0]), k, NULL) : 0;
+		return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
 	}
 	t->in_unwind = 1;
-	n = hs_unwind(t, &fresh);
+	n = hs_unwind(t, &kept);
 	if (n == 0) {
 		t->in_unwind = 0;
 		return 0;
 	}
 	/* the usual case: the same call path as last time, node ids and all */
-	if (fresh == 0) {
+	if (kept == n) {
 		t->in_unwind = 0;
-		return f[0].node;
+		return f[n - 1].node;
 	}
-	id = nodes_for(t, fresh < n ? f[fresh].node : 0, &f[0].ip, sizeof(*f), fresh, &f[0].node);
+	/* new frames are f[kept .. n), outermost first: walked inside out from f[n - 1] */
+	id = nodes_for(t, kept ? f[kept - 1].node : 0, &f[n - 1].ip, -(ptrdiff_t)sizeof(*f), n - kept, &f[n - 1].node);
 	if (!id)
-		t->uw.prev_n = 0; /* node ids incomplete: do not reuse this walk */
+		t->uw.n = 0; /* node ids incomplete: do not reuse this walk */
 	t->in_unwind = 0;
 	return id;
 }

@@ -59,13 +59,18 @@ struct hs_uframe {
 	uint8_t need_bp;    /* the walk from here on depends on the incoming rbp */
 };
 
+/*
+ * The last walk, outermost frame first: a new walk that meets one of its
+ * frames keeps everything outside it in place and appends its own inner
+ * frames. chk_* are the stack words the walk read, outermost first, flat so
+ * that checking a prefix is a tight loop: f[0 .. k]'s are chk[0 .. chk_end[k]).
+ */
 struct hs_unwind_state {
-	int prev_n;
-	struct hs_uframe prev[HS_MAX_FRAMES];
-	struct hs_uframe cur[HS_MAX_FRAMES];
-	/* the stack words prev[] was read from, flat so checking them is a tight loop; frame k's start at chk_start[k] */
+	int n;
+	struct hs_uframe f[HS_MAX_FRAMES];
+	struct hs_uframe cur[HS_MAX_FRAMES];   /* a walk's new frames, innermost first */
 	int chk_n;
-	uint16_t chk_start[HS_MAX_FRAMES];
+	uint16_t chk_end[HS_MAX_FRAMES];
 	uint64_t chk_addr[2 * HS_MAX_FRAMES];
 	uint64_t chk_val[2 * HS_MAX_FRAMES];
 };
@@ -186,7 +191,7 @@ void hs_stacks_reset(void);
 /* unwind.c */
 int hs_unwind_init(void);
 void hs_unwind_thread_init(struct hs_thread *t);
-int hs_unwind(struct hs_thread *t, int *fresh);
+int hs_unwind(struct hs_thread *t, int *kept);
 
 /* modules.c */
 struct dl_phdr_info;

@@ -277,53 +277,51 @@ static inline int in_stack(const struct hs_thread *t, uintptr_t a)
 /* libunwind for the walks our rules cannot do; our own frames are dropped */
 static int slow_walk(struct hs_thread *t)
 {
+	struct hs_unwind_state *u = &t->uw;
 	void *raw[HS_MAX_FRAMES + 16];
+	uint64_t ips[HS_MAX_FRAMES];
 	int n = unw_backtrace(raw, HS_MAX_FRAMES + 16), k = 0;
 
 	for (int i = 0; i < n && k < HS_MAX_FRAMES; i++) {
 		/* ours: at the top, or above a signal frame when a handler interrupted a hook */
 		if ((uintptr_t)raw[i] >= hs_g.self_lo && (uintptr_t)raw[i] < hs_g.self_hi)
 			continue;
-		memset(&t->uw.prev[k], 0, sizeof(t->uw.prev[k]));
-		t->uw.prev[k++].ip = (uint64_t)(uintptr_t)raw[i];
+		ips[k++] = (uint64_t)(uintptr_t)raw[i];
 	}
-	/* without registers these frames cannot be matched by the next walk */
-	t->uw.prev_n = 0;
-	t->uw.chk_n = 0;
+	/* stored outermost first; with no registers (sp 0) the next walk cannot match them */
+	for (int i = 0; i < k; i++) {
+		memset(&u->f[i], 0, sizeof(u->f[i]));
+		u->f[i].ip = ips[k - 1 - i];
+	}
+	u->n = k;
+	u->chk_n = 0;
 	return k;
 }
 
-static inline int same_above(const struct hs_unwind_state *u, int j)
+static inline int unchanged(const struct hs_unwind_state *u, int m)
 {
-	for (int i = u->chk_start[j]; i < u->chk_n; i++)
+	for (int i = 0, end = u->chk_end[m]; i < end; i++)
 		if (*(const uint64_t *)(uintptr_t)u->chk_addr[i] != u->chk_val[i])
 			return 0;
 	return 1;
 }
 
 /*
- * The words to check for reusing prev[] from frame j on: every saved return
- * address, but a saved rbp only where a frame further out computes its CFA
- * from rbp before restoring it again (rarely, in code without frame
- * pointers, where rbp is just another register).
+ * Keeps f[0 .. keep) and appends the walk's nn new frames outside in. The
+ * words to check later: every saved return address, but a saved rbp only
+ * where the frame outside computes its CFA from rbp before restoring it
+ * (rarely, in code without frame pointers, where rbp is just a register).
  */
-static void rebuild_checks(struct hs_unwind_state *u)
+static void append_walk(struct hs_unwind_state *u, int keep, int nn)
 {
-	int need = 0, c = 0;
+	int c = keep ? u->chk_end[keep - 1] : 0;
 
-	for (int k = u->prev_n - 1; k >= 0; k--) {
-		struct hs_uframe *f = &u->prev[k];
-		int need_in = f->uses_bp || (f->bp_rule == BP_SAME && need);
-		/* f->need_bp is read below as "the frame outside k needs rbp" before being overwritten */
-		f->need_bp = (uint8_t)(need_in | (need << 1));
-		need = need_in;
-	}
-	for (int k = 0; k < u->prev_n; k++) {
-		struct hs_uframe *f = &u->prev[k];
-		int outer_needs = f->need_bp >> 1;
+	for (int i = nn - 1, k = keep; i >= 0; i--, k++) {
+		struct hs_uframe *f = &u->f[k];
+		int outer_needs = k > 0 && u->f[k - 1].need_bp;
 
-		f->need_bp &= 1;
-		u->chk_start[k] = (uint16_t)c;
+		*f = u->cur[i];
+		f->need_bp = f->uses_bp || (f->bp_rule == BP_SAME && outer_needs);
 		if (f->ra_addr) {
 			u->chk_addr[c] = f->ra_addr;
 			u->chk_val[c++] = f->ra_val;
@@ -332,33 +330,25 @@ static void rebuild_checks(struct hs_unwind_state *u)
 			u->chk_addr[c] = f->bp_addr;
 			u->chk_val[c++] = f->bp_val;
 		}
+		u->chk_end[k] = (uint16_t)c;
 	}
+	u->n = keep + nn;
 	u->chk_n = c;
 }
 
-/* prev[] becomes cur[0 .. n) followed by prev[j .. j + keep). */
-static void keep_walk(struct hs_unwind_state *u, int n, int j, int keep)
-{
-	if (keep && j != n)
-		memmove(&u->prev[n], &u->prev[j], (size_t)keep * sizeof(u->prev[0]));
-	if (n)
-		memcpy(&u->prev[0], &u->cur[0], (size_t)n * sizeof(u->prev[0]));
-	u->prev_n = n + keep;
-	rebuild_checks(u);
-}
-
 /*
- * Leaves the backtrace of the hook's caller in t->uw.prev[0 .. return value),
- * innermost first. *fresh tells how many innermost frames are new: the
- * others were kept, node ids included, from the previous walk.
+ * Leaves the backtrace of the hook's caller in t->uw.f[0 .. return value),
+ * outermost first. *kept tells how many outer frames (with their node ids)
+ * were kept from the previous walk; the others are new.
  */
-__attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
+__attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept)
 {
 	struct hs_unwind_state *u = &t->uw;
 	uintptr_t *fp = __builtin_frame_address(0);
 	uint64_t ip = 0, sp = 0, bp = 0;
-	int bp_ok = 1, n = 0, j = 0, keep = 0, total;
+	int bp_ok = 1, nn = 0, m = u->n - 1, keep = 0;
 
+	*kept = 0;
 	if (!t->stack_hi || hs_g.cfg.libunwind_only)
 		goto slow;
 	/* our own frames keep frame pointers: walk them to the first foreign frame */
@@ -378,27 +368,30 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
 	if (!sp)
 		goto slow;
 
-	while (n < HS_MAX_FRAMES) {
+	for (;;) {
 		const struct rule *r;
-		struct hs_uframe *f = &u->cur[n];
+		struct hs_uframe *f;
 		uint64_t cfa;
 
-		/* the previous walk's frames are ordered by sp: look for one with the same registers */
-		while (j < u->prev_n && u->prev[j].sp < sp)
-			j++;
-		if (j < u->prev_n && u->prev[j].sp == sp && u->prev[j].ip == ip &&
-		    (!u->prev[j].need_bp || (u->prev[j].bp == bp && u->prev[j].bp_ok == bp_ok && bp_ok))) {
-			if (same_above(u, j)) {
-				keep = u->prev_n - j;
+		/* the previous walk's frames, inside out, have rising sp: look for one with these registers */
+		while (m >= 0 && u->f[m].sp < sp)
+			m--;
+		if (m >= 0 && u->f[m].sp == sp && u->f[m].ip == ip &&
+		    (!u->f[m].need_bp || (u->f[m].bp == bp && u->f[m].bp_ok == bp_ok && bp_ok))) {
+			if (unchanged(u, m)) {
+				keep = m + 1;
 				break;
 			}
-			j = u->prev_n; /* a word above changed: no later frame can match either */
+			m = -1; /* a word outside changed: no frame further out can match either */
 		}
+		if (nn == HS_MAX_FRAMES)
+			goto slow; /* deeper than we keep: libunwind's walk keeps the innermost frames */
 		r = rule_find(ip);
 		if (!r)
 			r = rule_add(t, ip);
 		if (!r || r->kind == RULE_BAD)
 			goto slow;
+		f = &u->cur[nn++];
 		f->ip = ip;
 		f->sp = sp;
 		f->bp = bp;
@@ -407,7 +400,6 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
 		f->bp_addr = 0;
 		f->uses_bp = r->kind == RULE_OK && r->cfa_reg == CFA_BP;
 		f->bp_rule = r->kind == RULE_OK ? r->bp_rule : BP_LOST;
-		n++;
 		if (r->kind == RULE_LAST)
 			break;
 		if (r->cfa_reg == CFA_BP && !bp_ok)
@@ -432,18 +424,13 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *fresh)
 		if (ip == 0)
 			break;
 	}
-	total = n + keep;
-	if (total > HS_MAX_FRAMES) {
-		keep = HS_MAX_FRAMES - n;
-		total = HS_MAX_FRAMES;
-	}
-	if (n || j)
-		keep_walk(u, n, j, keep);
-	*fresh = n;
-	return total;
+	if (keep + nn > HS_MAX_FRAMES)
+		goto slow;
+	if (nn || keep != u->n)
+		append_walk(u, keep, nn);
+	*kept = keep;
+	return keep + nn;
 
 slow:
-	total = slow_walk(t);
-	*fresh = total;
-	return total;
+	return slow_walk(t);
 }
