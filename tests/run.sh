@@ -30,6 +30,7 @@ run_suite unit tests/unit/run.sh
 run_suite fuzz tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"
 run_suite integration tests/integration/run.sh
 run_suite unwind tests/integration/unwind.sh
+run_suite api tests/integration/api.sh
 run_suite analysis tests/analysis/run.sh
 
 passed=$(grep -c '^ok ' "$log")

@@ -23,7 +23,7 @@ __thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec"
 static __thread int tls_gone __attribute__((tls_model("initial-exec")));
 static pthread_key_t thread_key;
 static uint64_t mono_base;
-static int ctor_done, once_done;
+static int ctor_done, once_done, started_once;
 static char self_path[4096];
 
 uint64_t hs_now_ns(void)
@@ -277,6 +277,31 @@ static void init_once(void)
 	pthread_atfork(NULL, NULL, fork_child);
 }
 
+/*
+ * hs_start() after hs_stop(): a new file knows none of the old stack ids or
+ * modules, and whatever threads left in their rings belongs to the old one.
+ */
+static void restart(void)
+{
+	hs_meta_reset();
+	hs_stacks_reset();
+	hs_modules_reset();
+	pthread_mutex_lock(&hs_g.threads_lock);
+	for (struct hs_thread *t = hs_g.threads; t; t = t->next) {
+		atomic_store(&t->tail, t->reserve);
+		atomic_store(&t->head, t->reserve);
+		t->uw.n = 0;
+		memset(t->cache, 0, sizeof(t->cache));
+		memset(t->calls, 0, sizeof(t->calls));
+		memset(t->bytes, 0, sizeof(t->bytes));
+	}
+	pthread_mutex_unlock(&hs_g.threads_lock);
+	for (int i = 0; i < HS_FN_COUNT; i++) {
+		atomic_store(&hs_g.folded_calls[i], 0);
+		atomic_store(&hs_g.folded_bytes[i], 0);
+	}
+}
+
 static int start(const char *path)
 {
 	struct hs_thread *t;
@@ -288,9 +313,14 @@ static int start(const char *path)
 	}
 	strcpy(hs_g.cfg.output, path);
 	hs_g.pid = getpid();
-	if (hs_meta_init() < 0 || hs_stacks_init() < 0 || hs_modules_init() < 0) {
-		hs_log("out of memory at start-up; tracing disabled", NULL);
-		return -1;
+	if (!started_once) {
+		if (hs_meta_init() < 0 || hs_stacks_init() < 0 || hs_modules_init() < 0) {
+			hs_log("out of memory at start-up; tracing disabled", NULL);
+			return -1;
+		}
+		started_once = 1;
+	} else {
+		restart();
 	}
 	if (hs_writer_open() < 0)
 		return -1;

@@ -528,7 +528,7 @@ robust empty "$R/empty.hst"
 cp /etc/passwd "$R/passwd.hst"
 robust not-a-trace "$R/passwd.hst"
 # a good source trace: the sqlite3 run (several chunks), else threads.
-# The file header is 48 bytes (HS_FILE_HEADER_SIZE, src/format/records.h):
+# The file header is 56 bytes (HS_FILE_HEADER_SIZE, src/format/records.h):
 # cuts at 4 and 30 are inside it and must be hard errors; 58 is inside the
 # first chunk's header, the others inside the chunk stream.
 src=$W/hs-sqlite3.hst
@@ -538,7 +538,7 @@ if [ $HAVE_HS = 1 ] && [ -s "$src" ]; then
     for off in 4 30 58 $((sz / 3)) $((sz / 2)) $((sz - 3)); do
         [ "$off" -ge 1 ] && [ "$off" -lt "$sz" ] || continue
         head -c "$off" "$src" >"$R/trunc-$off.hst"
-        if [ "$off" -lt 48 ]; then robust "truncated-header-at-$off" "$R/trunc-$off.hst"
+        if [ "$off" -lt 56 ]; then robust "truncated-header-at-$off" "$R/trunc-$off.hst"
         else robust "truncated-at-$off" "$R/trunc-$off.hst" allow-warn; fi
     done
     cp "$src" "$R/flipped.hst"
