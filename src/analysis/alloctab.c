@@ -1,5 +1,5 @@
 /* alloctab.c - the streaming pass that pairs allocations with frees into the allocation table */
-#define _DEFAULT_SOURCE /* madvise */
+#define _DEFAULT_SOURCE /* madvise, strndup */
 #include "alloctab.h"
 
 #include <errno.h>
@@ -37,7 +37,34 @@ struct pass {
 	double heap_est;        /* sampled mode: weighted estimate */
 	uint32_t last_tid, last_tidx;
 	int have_last;
+	/*
+	 * Blocks lately freed by realloc: its ALLOC names the old address and
+	 * comes soon after the FREE, but other threads' events may come between.
+	 */
+	struct { uint64_t ptr; uint32_t idx; } recent[8];
+	unsigned recent_next;
 };
+
+/* Appends one element to an array that doubles at powers of two. */
+static int push(void *arrp, uint64_t *n, size_t size, const void *elem)
+{
+	char **arr = arrp;
+
+	if ((*n & (*n - 1)) == 0) {
+		char *p = realloc(*arr, (*n ? *n * 2 : 16) * size);
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+	}
+	memcpy(*arr + *n * size, elem, size);
+	(*n)++;
+	return 0;
+}
+
+static int is_realloc(int fn)
+{
+	return fn == HS_FN_REALLOC || fn == HS_FN_REALLOCARRAY;
+}
 
 static uint32_t hash_of(uint64_t ptr)
 {
@@ -214,6 +241,21 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 	if ((ps->live.used + 1) * 4 > (size_t)3 << ps->live.bits && (rc = index_grow(&ps->live)) < 0)
 		return rc;
 	slot = index_find(&ps->live, t, ev->ptr, hash);
+	if (is_realloc(ev->fn) && ev->old_ptr) {
+		struct hs_alloctab_link ln = { .from = EMPTY, .to = (uint32_t)t->n };
+		if (ev->old_ptr == ev->ptr && ps->live.slots[slot].idx != EMPTY) {
+			ln.from = ps->live.slots[slot].idx;   /* grown in place: no FREE was written */
+		} else {
+			for (unsigned k = 0; k < 8; k++)
+				if (ps->recent[k].ptr == ev->old_ptr) {
+					ln.from = ps->recent[k].idx;
+					ps->recent[k].ptr = 0;
+					break;
+				}
+		}
+		if (ln.from != EMPTY && (rc = push(&t->links, &t->nlinks, sizeof(ln), &ln)) < 0)
+			return rc;
+	}
 	if (ps->live.slots[slot].idx != EMPTY) {
 		/* its free was never recorded: the block ended when its address was handed out again */
 		retire(ps, hs_alloctab_at(t, ps->live.slots[slot].idx), ev->time_ns);
@@ -261,8 +303,29 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 		t->untracked_frees++;
 		return;
 	}
+	if (is_realloc(ev->fn) && ev->ptr) {
+		ps->recent[ps->recent_next].ptr = ev->ptr;
+		ps->recent[ps->recent_next].idx = ps->live.slots[slot].idx;
+		ps->recent_next = (ps->recent_next + 1) & 7;
+	}
 	retire(ps, a, ev->time_ns);
 	index_remove(&ps->live, slot);
+}
+
+static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
+{
+	if (ev->kind == HS_EVENT_RSS) {
+		struct hs_alloctab_rss x = { ev->time_ns, ev->rss };
+		return push(&t->rss, &t->nrss, sizeof(x), &x);
+	}
+	if (ev->kind == HS_EVENT_MARKER) {
+		struct hs_alloctab_marker m = { ev->time_ns, strndup(ev->label ? ev->label : "", ev->label_len) };
+		if (!m.label || push(&t->markers, &t->nmarkers, sizeof(m), &m) < 0) {
+			free(m.label);
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 /* Events read ahead, and how far ahead index slots are prefetched: enough misses in flight to hide latency. */
@@ -303,6 +366,8 @@ int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_pro
 				e = on_alloc(&ps, ev);
 			else if (ev->kind == HS_EVENT_FREE)
 				on_free(&ps, ev);
+			else if (ev->kind == HS_EVENT_RSS || ev->kind == HS_EVENT_MARKER)
+				e = on_other(t, ev);
 			if (e < 0) {
 				rc = e;
 				goto out;
@@ -330,5 +395,10 @@ void hs_alloctab_free(struct hs_alloctab *t)
 		free(t->blocks[i]);
 	free(t->blocks);
 	free(t->tids);
+	free(t->links);
+	free(t->rss);
+	for (uint64_t i = 0; i < t->nmarkers; i++)
+		free(t->markers[i].label);
+	free(t->markers);
 	memset(t, 0, sizeof(*t));
 }

@@ -28,6 +28,20 @@ struct hs_alloc {
 #define HS_ALLOC_NEVER HS_ALLOC_TIME_MASK
 #define HS_ALLOCTAB_SHIFT 18 /* allocations per block: 2^18, 6 MiB = 3 huge pages */
 
+/* A realloc that replaced block `from` by block `to` (table indexes): one link of a growing chain. */
+struct hs_alloctab_link {
+	uint32_t from, to;
+};
+
+struct hs_alloctab_rss {
+	uint64_t time_ns, rss;
+};
+
+struct hs_alloctab_marker {
+	uint64_t time_ns;
+	char *label;
+};
+
 struct hs_alloctab {
 	struct hs_alloc **blocks;    /* fixed-size blocks: no copy of the whole table when it grows */
 	size_t nblocks, blocks_cap;
@@ -42,6 +56,14 @@ struct hs_alloctab {
 	double peak_heap;
 	uint64_t untracked_frees;    /* frees of blocks allocated before tracing, or late */
 	uint64_t events;
+
+	/* kept aside during the same pass: few, and timelines and leak verdicts need them */
+	struct hs_alloctab_link *links;   /* in order of `to` */
+	uint64_t nlinks;
+	struct hs_alloctab_rss *rss;      /* in time order */
+	uint64_t nrss;
+	struct hs_alloctab_marker *markers;
+	uint64_t nmarkers;
 };
 
 /* Called about every million events with the reader's file offset. */

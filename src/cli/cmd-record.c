@@ -21,7 +21,7 @@ static const char usage[] =
 	"                   reports then give unbiased estimates. Default: every call\n"
 	"  --follow-fork    trace forked children too, each into its own file (FILE.PID)\n"
 	"  --follow-exec    keep tracing across exec, each program into its own file\n"
-	"  --time-resolution T  precision of event times: 1ns .. 1s (default 1us); finer costs trace size\n";
+	"  --time-resolution T  precision of event times: 1ns .. 1s (default 100us); finer costs trace size\n";
 
 /* 512, 512K, 4M, 1G */
 static int parse_size(const char *s, unsigned long long *out)

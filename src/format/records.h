@@ -87,13 +87,14 @@ enum hs_record_type {
 
 /*
  * Allocators hand back the block last freed in the same size class, so an
- * allocation's address is predicted by the previous one of its class.
+ * allocation's address is predicted by the previous one of its class. The
+ * classes below 16 KiB are glibc's: an 8-byte header, 16-byte granules.
  */
 #define HS_SIZE_CLASSES 1088
 static inline unsigned hs_size_class(uint64_t size)
 {
 	if (size <= 16384)
-		return (unsigned)((size + 15) >> 4);
+		return (unsigned)((size + 23) >> 4);
 	return 1024u + (unsigned)(63 - __builtin_clzll(size));
 }
 

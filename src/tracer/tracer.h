@@ -14,7 +14,7 @@
 
 #define HS_MAX_FRAMES 128
 /* fine enough for lifetimes and timelines; each finer step costs trace size (docs/FORMAT.md) */
-#define HS_DEFAULT_RESOLUTION_NS 1000
+#define HS_DEFAULT_RESOLUTION_NS 100000
 #define HS_RING_EVENTS (32u << 10)
 #define HS_STACK_CACHE 4096
 
