@@ -4,16 +4,43 @@
 
 #define HS_VERSION_STRING "0.1.0"
 
+#include "../analysis/alloctab.h"
+#include "../analysis/filter.h"
+#include "../analysis/stacks.h"
+
 int hs_cmd_record(int argc, char **argv);
 int hs_cmd_report(int argc, char **argv);
 int hs_cmd_dump(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
 int hs_cmd_flame(int argc, char **argv);
+int hs_cmd_leaks(int argc, char **argv);
+int hs_cmd_timeline(int argc, char **argv);
+int hs_cmd_lifetimes(int argc, char **argv);
+int hs_cmd_diff(int argc, char **argv);
 
 struct hs_reader;
 struct hs_alloctab;
 /* Opens a trace and loads its allocation table, with a progress line on a terminal; 0, or 1 after printing why not. */
 int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path);
+
+/*
+ * A loaded trace ready for analysis: its table, and its stacks grouped by
+ * `by` with the filter's hidden frames; the filter is prepared against it.
+ */
+struct hs_cli_trace {
+	struct hs_reader *r;
+	struct hs_alloctab tab;
+	struct hs_stacks st;
+	int have_st;
+};
+
+/* 0, or 1 after printing why not (a bad file, no memory); prints the filter's warning. */
+int hs_cli_trace_open(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by);
+void hs_cli_trace_close(struct hs_cli_trace *t);
+
+/* Option values: a count in 0..1e9, or one of names; 0, or -1 when the value is bad. */
+int hs_cli_int(const char *s, int *out);
+int hs_cli_pick(const char *val, const char *const *names, int n, int *out);
 
 /* prints "heapscope: <message>" on stderr; returns 1 for use as an exit status */
 int hs_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -23,27 +23,6 @@ static const char usage[] =
 	"                    with the same filters, or a regex on its name\n"
 	"  --json            the same table as JSON (schema: docs/analysis.md)\n";
 
-static int parse_int(const char *s, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < 0 || v > 1000000000)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
-static int pick(const char *val, const char *const *names, int n, int *out)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(val, names[i])) {
-			*out = i;
-			return 0;
-		}
-	return -1;
-}
-
 /* --callers: a row number of the plain listing, or the first row whose name matches */
 static int find_focus(struct hs_render_top *ctx, const struct hs_top *top, const char *spec, uint32_t *key,
 		      char *name, size_t n)
@@ -52,7 +31,7 @@ static int find_focus(struct hs_render_top *ctx, const struct hs_top *top, const
 	regex_t re;
 	int row;
 
-	if (parse_int(spec, &row) == 0) {
+	if (hs_cli_int(spec, &row) == 0) {
 		if (row < 1 || (uint32_t)row > top->nrows)
 			return hs_die("no row %d for --callers: the listing with these filters has %u rows", row, top->nrows);
 		*key = top->rows[row - 1].key;
@@ -112,13 +91,13 @@ int hs_cmd_top(int argc, char **argv)
 				rc = hs_die("%s needs a value; see 'heapscope top --help'", a);
 				goto out;
 			}
-			if (!strcmp(a, "--by") && pick(v, by_names, 4, &by) < 0)
+			if (!strcmp(a, "--by") && hs_cli_pick(v, by_names, 4, &by) < 0)
 				rc = hs_die("bad value '%s' for --by; use backtrace, function, line or library", v);
-			else if (!strcmp(a, "--sort") && pick(v, hs_top_sort_names, HS_SORT_COUNT, &sort) < 0)
+			else if (!strcmp(a, "--sort") && hs_cli_pick(v, hs_top_sort_names, HS_SORT_COUNT, &sort) < 0)
 				rc = hs_die("bad value '%s' for --sort; use calls, bytes, peak, leaked or temporary", v);
-			else if (!strcmp(a, "-n") && parse_int(v, &ctx.limit) < 0)
+			else if (!strcmp(a, "-n") && hs_cli_int(v, &ctx.limit) < 0)
 				rc = hs_die("bad value '%s' for -n; give a number of rows (0: all)", v);
-			else if (!strcmp(a, "--frames") && parse_int(v, &ctx.frames) < 0)
+			else if (!strcmp(a, "--frames") && hs_cli_int(v, &ctx.frames) < 0)
 				rc = hs_die("bad value '%s' for --frames; give a number of frames", v);
 			else if (!strcmp(a, "--callers"))
 				callers = v;

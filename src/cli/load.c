@@ -1,6 +1,7 @@
 /* load.c - loading a trace's allocation table for the analysis commands, with a progress line on slow loads */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,4 +60,51 @@ int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
 	if (hs_reader_warning(*r)[0])
 		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(*r));
 	return 0;
+}
+
+int hs_cli_trace_open(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if ((rc = hs_cli_load(&t->r, &t->tab, path)) != 0)
+		return rc;
+	if (hs_stacks_init(&t->st, t->r, f->hide, f->nhide, !f->no_default_hide, (enum hs_group_by)by) < 0)
+		return hs_die("out of memory analysing '%s'", path);
+	t->have_st = 1;
+	if (hs_filter_prepare(f, &t->tab, &t->st) < 0)
+		return hs_die("out of memory analysing '%s'", path);
+	if (f->warn[0])
+		fprintf(stderr, "heapscope: warning: %s\n", f->warn);
+	return 0;
+}
+
+void hs_cli_trace_close(struct hs_cli_trace *t)
+{
+	if (t->have_st)
+		hs_stacks_free(&t->st);
+	hs_alloctab_free(&t->tab);
+	hs_reader_close(t->r);
+	memset(t, 0, sizeof(*t));
+}
+
+int hs_cli_int(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0 || v > 1000000000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int hs_cli_pick(const char *val, const char *const *names, int n, int *out)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(val, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return -1;
 }

@@ -17,6 +17,10 @@ static const struct command commands[] = {
 	{ "dump", hs_cmd_dump, "dump [--backtraces] TRACE" },
 	{ "top", hs_cmd_top, "top TRACE [FILTERS] [--by backtrace|function|line|library] [--sort KEY] [-n N] [--callers ROW|REGEX] [--json]" },
 	{ "flame", hs_cmd_flame, "flame TRACE -o OUT.svg [FILTERS] [--weight bytes|count|leaked|live] [--at T] [--direction down|up] [--folded]" },
+	{ "leaks", hs_cmd_leaks, "leaks TRACE [FILTERS] [--by ...] [-n N] [--all] [--json]" },
+	{ "timeline", hs_cmd_timeline, "timeline TRACE -o OUT.svg [FILTERS] [--top N] [--by ...] [--csv]" },
+	{ "lifetimes", hs_cmd_lifetimes, "lifetimes TRACE -o OUT.svg [FILTERS] [--tsv]" },
+	{ "diff", hs_cmd_diff, "diff BASE NEW [FILTERS] [--by ...] [--sort KEY] [-n N] [--json]" },
 };
 
 int hs_die(const char *fmt, ...)

@@ -20,10 +20,11 @@ struct hs_builder {
 	uint8_t *raw;               /* assembled payload */
 	size_t map_size;
 	uint32_t resolution;
-	uint64_t last_q, last_ptr;  /* delta state of the chunk */
+	uint64_t last_q;            /* delta state of the chunk */
 	uint32_t last_tid;
 	int have_tid;
-	uint64_t class_ptr[HS_SIZE_CLASSES];
+	uint32_t chunk_no;
+	struct hs_predict predict[HS_PREDICT_SLOTS];
 };
 
 static void *map(size_t n)
@@ -37,9 +38,8 @@ static void reset(struct hs_builder *b)
 	memset(b->n, 0, sizeof(b->n));
 	b->total = 0;
 	b->last_q = 0;
-	b->last_ptr = 0;
 	b->have_tid = 0;
-	memset(b->class_ptr, 0, sizeof(b->class_ptr));
+	b->chunk_no++;
 }
 
 int hs_builder_new(struct hs_builder **out, uint32_t resolution)
@@ -110,6 +110,7 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 	uint64_t q = ev->time_ns / b->resolution;
 	uint64_t predicted;
 	unsigned cls;
+	struct hs_predict *pr;
 
 	if (!b->have_tid || ev->tid != b->last_tid) {
 		put_type(b, HS_REC_THREAD);
@@ -120,21 +121,23 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 	switch (ev->kind) {
 	case HS_EVENT_ALLOC:
 		put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
+		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
 		cls = hs_size_class(ev->size);
-		predicted = b->class_ptr[cls] ? b->class_ptr[cls] : b->last_ptr;
+		predicted = pr->cls[cls] ? pr->cls[cls] : pr->last;
 		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
 		put(b, HS_STREAM_SIZE, ev->size);
 		put(b, HS_STREAM_STACK, ev->stack);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY)
 			put_s(b, HS_STREAM_PTR, (int64_t)(ev->old_ptr - ev->ptr));
-		b->class_ptr[cls] = ev->ptr;
-		b->last_ptr = ev->ptr;
+		pr->cls[cls] = ev->ptr;
+		pr->last = ev->ptr;
 		break;
 	case HS_EVENT_FREE:
 		put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :
 			    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_REALLOCARRAY : HS_REC_FREE);
-		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - b->last_ptr));
-		b->last_ptr = ev->ptr;
+		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
+		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - pr->last));
+		pr->last = ev->ptr;
 		break;
 	case HS_EVENT_MMAP:
 		put_type(b, HS_REC_MMAP);

@@ -24,9 +24,10 @@ struct hs_reader {
 	uint8_t *zbuf, *rbuf;
 	size_t zcap, rcap;
 	const uint8_t *sp[HS_STREAM_COUNT], *se[HS_STREAM_COUNT]; /* stream cursors and ends */
-	uint64_t q, ptr;            /* delta state: time in resolution units, last address */
+	uint64_t q;                 /* delta state: time in resolution units */
 	uint32_t tid;
-	uint64_t class_ptr[HS_SIZE_CLASSES];
+	uint32_t chunk_no;
+	struct hs_predict predict[HS_PREDICT_SLOTS];
 
 	uint32_t *stack_parent;
 	uint64_t *stack_ip;

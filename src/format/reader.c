@@ -188,9 +188,8 @@ static int load_chunk(struct hs_reader *r)
 		return fail(r, -EINVAL, "'%s' is corrupt: bad stream table in the chunk at offset %llu", r->path,
 			    (unsigned long long)r->chunk_off);
 	r->q = 0;
-	r->ptr = 0;
 	r->tid = 0;
-	memset(r->class_ptr, 0, sizeof(r->class_ptr));
+	r->chunk_no++;
 	r->chunks++;
 	return 1;
 }
@@ -333,6 +332,7 @@ static int bad_record(struct hs_reader *r, unsigned type)
 /* Fields of the events (types 0x10-0x24), from their streams. */
 static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 {
+	struct hs_predict *pr;
 	uint64_t v, a;
 
 	if (type >= HS_REC_ALLOC && type <= HS_REC_ALLOC + HS_FN_PVALLOC) {
@@ -347,15 +347,16 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		if (v > UINT32_MAX)
 			goto bad;
 		ev->stack = (uint32_t)v;
+		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 		cls = hs_size_class(ev->size);
-		predicted = r->class_ptr[cls] ? r->class_ptr[cls] : r->ptr;
+		predicted = pr->cls[cls] ? pr->cls[cls] : pr->last;
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY) {
 			GETS(HS_STREAM_PTR, a);
 			ev->old_ptr = ev->ptr + (uint64_t)hs_unzigzag(a);
 		}
-		r->class_ptr[cls] = ev->ptr;
-		r->ptr = ev->ptr;
+		pr->cls[cls] = ev->ptr;
+		pr->last = ev->ptr;
 	} else {
 		switch (type) {
 		case HS_REC_FREE:
@@ -365,8 +366,9 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			ev->fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
 			         HS_FN_REALLOCARRAY;
 			GETS(HS_STREAM_PTR, a);
-			ev->ptr = r->ptr + (uint64_t)hs_unzigzag(a);
-			r->ptr = ev->ptr;
+			pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
+			ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
+			pr->last = ev->ptr;
 			break;
 		case HS_REC_MMAP:
 			ev->kind = HS_EVENT_MMAP;

@@ -3,6 +3,7 @@
 #define HS_FORMAT_RECORDS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "heapscope/reader.h"
 
@@ -96,6 +97,32 @@ static inline unsigned hs_size_class(uint64_t size)
 	if (size <= 16384)
 		return (unsigned)((size + 23) >> 4);
 	return 1024u + (unsigned)(63 - __builtin_clzll(size));
+}
+
+/*
+ * Address prediction state, per thread (threads interleave in a chunk, each
+ * with its own pattern): 16 slots by tid; a slot taken over by another
+ * thread, or first used in a chunk, starts from zero.
+ */
+#define HS_PREDICT_SLOTS 16
+struct hs_predict {
+	uint32_t tid;
+	uint32_t chunk;   /* chunk number (from 1) this state belongs to */
+	uint64_t last;
+	uint64_t cls[HS_SIZE_CLASSES];
+};
+
+static inline struct hs_predict *hs_predict_for(struct hs_predict *slots, uint32_t tid, uint32_t chunk)
+{
+	struct hs_predict *p = &slots[tid & (HS_PREDICT_SLOTS - 1)];
+
+	if (p->chunk != chunk || p->tid != tid) {
+		memset(p->cls, 0, sizeof(p->cls));
+		p->last = 0;
+		p->tid = tid;
+		p->chunk = chunk;
+	}
+	return p;
 }
 
 /* Types a later minor version may add, followed by their length in misc (docs/FORMAT.md). */

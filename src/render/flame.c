@@ -85,23 +85,6 @@ out:
 	return rc;
 }
 
-static void xml_text(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			/* control characters are not allowed in XML 1.0 */
-			fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : c, f);
-		}
-	}
-}
-
 static void xml_text_n(FILE *f, const char *s, size_t n)
 {
 	char buf[512];
@@ -110,7 +93,7 @@ static void xml_text_n(FILE *f, const char *s, size_t n)
 		n = sizeof(buf) - 1;
 	memcpy(buf, s, n);
 	buf[n] = 0;
-	xml_text(f, buf);
+	hs_xml_text(f, buf);
 }
 
 /* Greens through blues, so a memory graph never reads as a CPU profile; stable per name. */
@@ -194,14 +177,14 @@ static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)
 	}
 	fprintf(s->f, "<g class=\"f\" data-x=\"%.6f\" data-w=\"%.6f\" data-d=\"%u\" data-n=\"", (x - PAD) / (WIDTH - 2 * PAD),
 		w / (WIDTH - 2 * PAD), depth);
-	xml_text(s->f, name);
+	hs_xml_text(s->f, name);
 	fprintf(s->f, "\"><title>");
-	xml_text(s->f, name);
+	hs_xml_text(s->f, name);
 	if (nd->inlined)
 		fputs(" [inlined]", s->f);
 	if (nd->file) {
 		fputc('\n', s->f);
-		xml_text(s->f, base_name(nd->file));
+		hs_xml_text(s->f, base_name(nd->file));
 		if (nd->several_lines)
 			fputs(" (several lines)", s->f);
 		else
@@ -216,7 +199,7 @@ static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)
 	fit = w < 3 * CHAR_PX ? 0 : (size_t)((w - 6) / CHAR_PX);
 	fprintf(s->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 11.5);
 	if (fit >= len)
-		xml_text(s->f, name);
+		hs_xml_text(s->f, name);
 	else if (fit > 2) {
 		xml_text_n(s->f, name, fit - 2);
 		fputs("..", s->f);
@@ -299,9 +282,9 @@ int hs_render_flame_svg(FILE *f, const struct hs_flame *fl, const char *title, c
 	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", script);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"#f4f8fa\"/>\n", WIDTH, height);
 	fprintf(f, "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">", WIDTH / 2);
-	xml_text(f, title);
+	hs_xml_text(f, title);
 	fprintf(f, "</text>\n<text x=\"%d\" y=\"38\" text-anchor=\"middle\" fill=\"#405060\">", WIDTH / 2);
-	xml_text(f, subtitle);
+	hs_xml_text(f, subtitle);
 	fmt_weight(fl, fl->total, a, sizeof(a));
 	fprintf(f, " (total %s %s)</text>\n", weight_label(fl->weight), a);
 	fprintf(f, "<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"20\">Reset zoom</text>\n", PAD);

@@ -2,6 +2,7 @@
 #include "format.h"
 
 #include <math.h>
+#include <string.h>
 
 const char *hs_fmt_bytes(char *buf, size_t n, double b)
 {
@@ -63,4 +64,31 @@ void hs_json_string(FILE *f, const char *s)
 			fputc(c, f);
 	}
 	fputc('"', f);
+}
+
+void hs_put_line(FILE *f, const char *indent, const char *s)
+{
+	size_t room = 80 - strlen(indent);
+
+	if (strlen(s) <= room)
+		fprintf(f, "%s%s\n", indent, s);
+	else
+		fprintf(f, "%s%.*s...\n", indent, (int)(room - 3), s);
+}
+
+void hs_xml_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			/* control characters are not allowed in XML 1.0 */
+			fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : c, f);
+		}
+	}
 }

@@ -10,5 +10,9 @@ const char *hs_fmt_bytes(char *buf, size_t n, double bytes);
 const char *hs_fmt_count(char *buf, size_t n, double count);
 const char *hs_fmt_duration(char *buf, size_t n, uint64_t ns);
 void hs_json_string(FILE *f, const char *s);
+/* indent + s on one line, cut with "..." at 80 columns so that long C++ names do not wrap a terminal's lines. */
+void hs_put_line(FILE *f, const char *indent, const char *s);
+/* XML text or attribute content, escaped. */
+void hs_xml_text(FILE *f, const char *s);
 
 #endif

@@ -22,17 +22,6 @@ const char *hs_render_top_row_name(const struct hs_render_top *ctx, const struct
 	return hs_stacks_key_name(ctx->st, row->key, top->focus != HS_STACKS_NO_KEY, buf, n);
 }
 
-/* Long C++ names would wrap a terminal's lines: cut them at 80 columns. */
-static void put_line(FILE *f, const char *indent, const char *s)
-{
-	size_t room = 80 - strlen(indent);
-
-	if (strlen(s) <= room)
-		fprintf(f, "%s%s\n", indent, s);
-	else
-		fprintf(f, "%s%.*s...\n", indent, (int)(room - 3), s);
-}
-
 static void text_row(FILE *f, int rank, const struct hs_top_row *r)
 {
 	char a[32], b[32], c[32], d[32], e[32];
@@ -46,21 +35,21 @@ static void text_row(FILE *f, int rank, const struct hs_top_row *r)
 		hs_fmt_count(e, sizeof(e), r->temporary_count));
 }
 
-static void text_frames(FILE *f, const struct hs_render_top *ctx, uint32_t folded)
+void hs_render_frames_text(FILE *f, struct hs_stacks *st, uint32_t folded, int frames)
 {
 	struct hs_frame fr[MAX_FRAMES];
-	int n = hs_stacks_folded_frames(ctx->st, folded, fr, MAX_FRAMES);
+	int n = hs_stacks_folded_frames(st, folded, fr, MAX_FRAMES);
 
-	for (int j = 0; j < n && j < ctx->frames; j++) {
+	for (int j = 0; j < n && j < frames; j++) {
 		char loc[300] = "", line[1600];
 		if (fr[j].file)
 			snprintf(loc, sizeof(loc), "  %s:%d", base_name(fr[j].file), fr[j].line);
 		snprintf(line, sizeof(line), "%s%s%s  (%s)", fr[j].inlined ? "[inlined] " : "",
 			 fr[j].function ? fr[j].function : "??", loc, fr[j].module ? base_name(fr[j].module) : "?");
-		put_line(f, "       ", line);
+		hs_put_line(f, "       ", line);
 	}
-	if (n > ctx->frames)
-		fprintf(f, "       ... %d more frames (--frames N shows more)\n", n - ctx->frames);
+	if (n > frames)
+		fprintf(f, "       ... %d more frames (--frames N shows more)\n", n - frames);
 	if (n == 0)
 		fprintf(f, "       (no backtrace)\n");
 }
@@ -87,7 +76,7 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 		hs_fmt_duration(b, sizeof(b), t->peak_ns), hs_fmt_duration(c, sizeof(c), t->end_ns));
 	if (top->focus != HS_STACKS_NO_KEY) {
 		fprintf(f, "callers of row %d:\n", ctx->focus_row);
-		put_line(f, "  ", ctx->focus_name);
+		hs_put_line(f, "  ", ctx->focus_name);
 	}
 	fprintf(f, "\n%4s %11s %10s %10s %10s %11s", "#", "calls", "bytes", "peak", "leaked", "temporary");
 	if (!backtraces)
@@ -98,7 +87,7 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 		text_row(f, (int)i + 1, r);
 		if (backtraces) {
 			fputc('\n', f);
-			text_frames(f, ctx, r->key);
+			hs_render_frames_text(f, ctx->st, r->key, ctx->frames);
 			continue;
 		}
 		nm = hs_render_top_row_name(ctx, top, r, name, sizeof(name));
@@ -106,7 +95,7 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 			fprintf(f, "  %s\n", nm);
 		else {
 			fputc('\n', f);
-			put_line(f, "       ", nm);
+			hs_put_line(f, "       ", nm);
 		}
 	}
 	if (shown < top->nrows)
@@ -115,7 +104,7 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 	fprintf(f, "\n\npeak: live at peak heap; leaked: never freed; temporary: blocks freed\n");
 }
 
-static void json_frames(FILE *f, struct hs_stacks *st, uint32_t folded)
+void hs_render_frames_json(FILE *f, struct hs_stacks *st, uint32_t folded)
 {
 	struct hs_frame fr[MAX_FRAMES];
 	int n = hs_stacks_folded_frames(st, folded, fr, MAX_FRAMES);
@@ -179,7 +168,7 @@ void hs_render_top_json(FILE *f, const struct hs_render_top *ctx, const struct h
 		json_figures(f, r);
 		if (backtraces) {
 			fprintf(f, ", \"frames\": ");
-			json_frames(f, ctx->st, r->key);
+			hs_render_frames_json(f, ctx->st, r->key);
 		}
 		fprintf(f, "}");
 	}

@@ -24,6 +24,10 @@ struct hs_render_top {
 void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct hs_top *top);
 void hs_render_top_json(FILE *f, const struct hs_render_top *ctx, const struct hs_top *top);
 
+/* A folded backtrace, innermost first: at most `frames` lines of "function  file:line  (module)", or a JSON array of frames. */
+void hs_render_frames_text(FILE *f, struct hs_stacks *st, uint32_t folded, int frames);
+void hs_render_frames_json(FILE *f, struct hs_stacks *st, uint32_t folded);
+
 /* Name of a row as both outputs show it. */
 const char *hs_render_top_row_name(const struct hs_render_top *ctx, const struct hs_top *top,
 				   const struct hs_top_row *row, char *buf, size_t n);

@@ -1,0 +1,8 @@
+/* cmd-diff.c - placeholder */
+#include "cli.h"
+int hs_cmd_diff(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return hs_die("not yet");
+}

@@ -1,0 +1,8 @@
+/* cmd-timeline.c - placeholder */
+#include "cli.h"
+int hs_cmd_timeline(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return hs_die("not yet");
+}
