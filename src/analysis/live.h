@@ -31,7 +31,8 @@ static inline size_t hs_live_slot(const struct hs_live *l, uint64_t ptr)
  */
 static inline void hs_live_prefetch(const struct hs_live *l, uint64_t ptr)
 {
-	__builtin_prefetch(&l->slots[hs_live_slot(l, ptr)], 1);
+	/* asm: GCC drops __builtin_prefetch here as an access without effect */
+	__asm__ volatile("prefetcht0 %0" : : "m"(l->slots[hs_live_slot(l, ptr)]));
 }
 
 void hs_live_init(struct hs_live *l);
