@@ -203,7 +203,7 @@ static int set_contains(uintptr_t p)
 }
 
 /* Lock-free probe; a hit takes the lock and removes p from the current table. */
-static int set_remove(uintptr_t p)
+static int set_remove_slow(uintptr_t p)
 {
 	_Atomic uintptr_t *slot;
 	struct sset *s;
@@ -219,6 +219,16 @@ static int set_remove(uintptr_t p)
 	}
 	pthread_mutex_unlock(&set_lock);
 	return slot != NULL;
+}
+
+/* Every free asks: the usual answer (an empty home slot) without a call. */
+static inline int set_remove(uintptr_t p)
+{
+	struct sset *s = atomic_load_explicit(&sampled_set, memory_order_acquire);
+
+	if (!s || atomic_load_explicit(&s->slot[set_hash(s, p)], memory_order_relaxed) == 0)
+		return 0;
+	return set_remove_slow(p);
 }
 
 static int64_t next_sample(struct hs_thread *t)
