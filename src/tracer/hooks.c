@@ -280,13 +280,11 @@ static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 	struct hs_ev *e;
 
 	t->depth++;
-	/* a signal handler nested in an event of its thread cannot wait for the outer one: no room, no event */
-	if (unlikely(t->depth > 1) &&
-	    t->reserve + n - atomic_load_explicit(&t->tail, memory_order_relaxed) > HS_RING_EVENTS) {
-		t->depth--;
-		return NULL;
-	}
-	/* one instruction: a nested handler's event gets the next slots, never these */
+	/*
+	 * One instruction: a nested handler's event gets the next slots, never
+	 * these. A handler may wait for room too: the writer drains everything
+	 * up to the interrupted event's slot, and that is room enough.
+	 */
 	slot = hs_local_xadd(&t->reserve, n);
 	if (unlikely(slot + n - atomic_load_explicit(&t->tail, memory_order_relaxed) > HS_RING_EVENTS)) {
 		wait_for_room(t, slot, n);
