@@ -35,6 +35,12 @@ static inline int hs_varint_get(const uint8_t **p, const uint8_t *end, uint64_t 
 	uint64_t v = 0;
 	unsigned shift = 0;
 
+	/* most fields are deltas and small: one byte */
+	if (q < end && *q < 0x80) {
+		*out = *q;
+		*p = q + 1;
+		return 0;
+	}
 	while (q < end) {
 		uint8_t b = *q++;
 		if (shift == 63 && b > 1)
