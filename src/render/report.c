@@ -52,14 +52,28 @@ static int frames_of(struct hs_reader *r, uint32_t stack, struct hs_frame *out, 
 	return k;
 }
 
+/* One frame a line, within 80 columns: a long (C++) name is cut in the middle, where it says least. */
 static void text_frame(FILE *f, const struct hs_frame *fr)
 {
-	char loc[512] = "";
+	char loc[600] = "", name[80];
+	const char *fn = fr->function ? fr->function : "??";
+	int room;
+	size_t len = strlen(fn);
 
-	if (fr->file)
-		snprintf(loc, sizeof(loc), "  %s:%d", base_name(fr->file), fr->line);
-	fprintf(f, "      %s%s%s  (%s)\n", fr->inlined ? "[inlined] " : "",
-		fr->function ? fr->function : "??", loc, fr->module ? base_name(fr->module) : "?");
+	if (!fr->file) /* no line number without a file */
+		snprintf(loc, sizeof(loc), "  (%s)", fr->module ? base_name(fr->module) : "?");
+	else
+		snprintf(loc, sizeof(loc), "  %s:%d  (%s)", base_name(fr->file), fr->line,
+			 fr->module ? base_name(fr->module) : "?");
+	room = 80 - 6 - (fr->inlined ? 10 : 0) - (int)strlen(loc);
+	if (room < 20)
+		room = 20;
+	if ((int)len > room && room < (int)sizeof(name)) {
+		int head = (room - 3) / 2, tail = room - 3 - head;
+		snprintf(name, sizeof(name), "%.*s...%s", head, fn, fn + len - tail);
+		fn = name;
+	}
+	fprintf(f, "      %s%s%s\n", fr->inlined ? "[inlined] " : "", fn, loc);
 }
 
 void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report *rep, const char *path)
@@ -93,7 +107,7 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	fprintf(f, "frees        %s", hs_fmt_count(a, sizeof(a), rep->frees));
 	if (rep->untracked_frees)
 		fprintf(f, " (and %s of blocks allocated before tracing)", hs_fmt_count(b, sizeof(b), (double)rep->untracked_frees));
-	fprintf(f, "\ntemporary    %s (freed by the allocating thread before it allocated again)\n",
+	fprintf(f, "\ntemporary    %s (freed before their thread's next allocation)\n",
 		hs_fmt_count(a, sizeof(a), rep->temporary));
 	fprintf(f, "peak heap    %s at %s\n", hs_fmt_bytes(a, sizeof(a), rep->peak_heap),
 		hs_fmt_duration(b, sizeof(b), rep->peak_heap_ns));
@@ -103,6 +117,8 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	fprintf(f, "leaked       %s blocks, %s (never freed)\n", hs_fmt_count(a, sizeof(a), rep->leaked_count),
 		hs_fmt_bytes(b, sizeof(b), rep->leaked_bytes));
 
+	if (rep->ntop[HS_RANK_BYTES])
+		fprintf(f, "\nsites: bytes / calls   peak: live at peak heap   leaked: bytes / blocks\n");
 	for (int k = 0; k < HS_RANK_COUNT; k++) {
 		if (!rep->ntop[k])
 			continue;
@@ -110,7 +126,7 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 		for (int i = 0; i < rep->ntop[k]; i++) {
 			const struct hs_site *s = &rep->sites[rep->top[k][i]];
 			int n = frames_of(r, s->stack, frames, MAX_FRAMES);
-			fprintf(f, "  #%-2d %s in %s calls, peak %s, leaked %s in %s blocks\n", i + 1,
+			fprintf(f, "  #%-2d %s / %s calls   peak %s   leaked %s / %s\n", i + 1,
 				hs_fmt_bytes(a, sizeof(a), s->bytes), hs_fmt_count(b, sizeof(b), s->calls),
 				hs_fmt_bytes(c, sizeof(c), s->peak_bytes), hs_fmt_bytes(d, sizeof(d), s->leaked_bytes),
 				hs_fmt_count(e, sizeof(e), s->leaked_count));
