@@ -84,9 +84,11 @@ for i in range(2700000):
         l = []'
 
 ALL_WL="churn-1t churn-4t sqlite python"
+# the analysis commands timed against heaptrack_print on the same traces
+HS_TOOLS="hsreport hsleaks hsflame hstimeline"
 WLS=${BENCH_ONLY:-$ALL_WL}
 if [ $HAVE_HS = 0 ]; then
-    for wl in $WLS; do for m in full sampled hsreport; do DEAD[$wl:$m]="heapscope not built"; done; done
+    for wl in $WLS; do for m in full sampled $HS_TOOLS; do DEAD[$wl:$m]="heapscope not built"; done; done
 fi
 if [ $HAVE_HT = 0 ]; then
     for wl in $WLS; do for m in heaptrack htprint; do DEAD[$wl:$m]="heaptrack not installed"; done; done
@@ -168,8 +170,11 @@ round_wl() {
     WENV=()
     if [ $HAVE_HS = 1 ] && [ -z "${DEAD[$wl:full]:-}" ] && [ -s "$T/hs-$wl.full" ]; then
         run_step "$wl" hsreport "$T/log-$wl-hsreport" -- "$HS" report "$T/hs-$wl.full"
+        run_step "$wl" hsleaks "$T/log-$wl-hsleaks" -- "$HS" leaks "$T/hs-$wl.full"
+        run_step "$wl" hsflame "$T/log-$wl-hsflame" -- "$HS" flame --folded -o "$T/flame-$wl.folded" "$T/hs-$wl.full"
+        run_step "$wl" hstimeline "$T/log-$wl-hstimeline" -- "$HS" timeline -o "$T/timeline-$wl.svg" "$T/hs-$wl.full"
     else
-        DEAD[$wl:hsreport]=${DEAD[$wl:hsreport]:-"no heapscope trace"}
+        for m in $HS_TOOLS; do DEAD[$wl:$m]=${DEAD[$wl:$m]:-"no heapscope trace"}; done
     fi
     local hf; hf=$(ht_file "$wl")
     if [ -n "$hf" ]; then
@@ -319,6 +324,18 @@ REP=$T/report.txt
     echo "columns: hs-full/hs-samp/heaptrack = wall time / native; B/ev = trace bytes / (allocations+frees"
     echo "  from 'heapscope report --json'$( [ ${#EV_APPROX[@]} -gt 0 ] && echo '; ~ = 2 x heaptrack alloc calls, heapscope n/a')); rep_s = 'heapscope report',"
     echo "  htprt_s = heaptrack_print (same workload), speedup = htprt_s/rep_s; RSS = max RSS of each."
+    echo
+    echo "analysis commands on the full-mode trace, seconds (heaptrack_print's time / theirs):"
+    printf '%-13s %16s %16s %16s %16s\n' workload report leaks "flame --folded" timeline
+    for wl in $WLS; do
+        hp=$(med "$wl" htprint)
+        row=()
+        for m in $HS_TOOLS; do
+            t=$(med "$wl" "$m")
+            row+=("$(fmt_s "$t") ($(ratio "$hp" "$t"))")
+        done
+        printf '%-13s %16s %16s %16s %16s\n' "${WL_LABEL[$wl]}" "${row[@]}"
+    done
 
     # ---- targets
     verdict() { # list of 0/1/"" -> MET / NOT MET / n/a
@@ -338,11 +355,11 @@ REP=$T/report.txt
         c3+=("$(le "$(rawratio "$(med "$wl" sampled)" "$n")" 1.05)")
         hsz=$(fsize "$T/hs-$wl.full"); htz=$(fsize "$(ht_file "$wl")")
         c4+=("$(le "$hsz" "$htz")")
-        c5+=("$(ge "$(rawratio "$(med "$wl" htprint)" "$(med "$wl" hsreport)")" 4)")
+        for m in $HS_TOOLS; do c5+=("$(ge "$(rawratio "$(med "$wl" htprint)" "$(med "$wl" "$m")")" 4)"); done
         c6+=("$(le "$(rss_of "$wl" hsreport)" "$(rss_of "$wl" htprint)")")
     done
     echo
-    echo "targets: full<=3x (a,b): $(verdict "${c1[@]}") | full<=1.3x (c,d): $(verdict "${c2[@]}") | sampled<=1.05x (all): $(verdict "${c3[@]}") | trace<=heaptrack: $(verdict "${c4[@]}") | report>=4x faster: $(verdict "${c5[@]}") | report RSS<=heaptrack_print: $(verdict "${c6[@]}")"
+    echo "targets: full<=3x (a,b): $(verdict "${c1[@]}") | full<=1.3x (c,d): $(verdict "${c2[@]}") | sampled<=1.05x (all): $(verdict "${c3[@]}") | trace<=heaptrack: $(verdict "${c4[@]}") | report/leaks/flame/timeline>=4x faster: $(verdict "${c5[@]}") | report RSS<=heaptrack_print: $(verdict "${c6[@]}")"
     inwl churn-1t && inwl churn-4t && inwl sqlite && inwl python || echo "(subset of workloads only: $WLS)"
 
     # ---- details
@@ -351,7 +368,7 @@ REP=$T/report.txt
     for wl in $WLS; do
         printf '  %-9s events=%s%s  trace bytes: hs-full=%s hs-sampled=%s heaptrack=%s\n' "$wl" "${EV_APPROX[$wl]:-}" "${EVENTS[$wl]:-n/a}" \
             "$(fsize "$T/hs-$wl.full" || echo n/a)" "$(fsize "$T/hs-$wl.sampled" || echo n/a)" "$(fsize "$(ht_file "$wl")" || echo n/a)"
-        for m in native full sampled heaptrack hsreport htprint; do
+        for m in native full sampled heaptrack $HS_TOOLS htprint; do
             printf '    %-9s %s%s\n' "$m" "${TIMES[$wl:$m]:-}" "${DEAD[$wl:$m]:+  [n/a: ${DEAD[$wl:$m]}]}"
         done
     done

@@ -335,7 +335,8 @@ static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
 static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
 {
 	if (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE)
-		__builtin_prefetch(&ps->live.slots[home(&ps->live, hash_of(ev->ptr))]);
+		/* asm: GCC drops __builtin_prefetch of this address as an access without effect */
+		__asm__ volatile("prefetcht0 %0" : : "m"(ps->live.slots[home(&ps->live, hash_of(ev->ptr))]));
 }
 
 int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg)

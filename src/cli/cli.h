@@ -4,6 +4,8 @@
 
 #define HS_VERSION_STRING "0.1.0"
 
+#include <stdio.h>
+
 #include "../analysis/alloctab.h"
 #include "../analysis/filter.h"
 #include "../analysis/stacks.h"
@@ -41,6 +43,37 @@ void hs_cli_trace_close(struct hs_cli_trace *t);
 /* Option values: a count in 0..1e9, or one of names; 0, or -1 when the value is bad. */
 int hs_cli_int(const char *s, int *out);
 int hs_cli_pick(const char *val, const char *const *names, int n, int *out);
+
+/*
+ * The arguments of an analysis command: filters, --help, the command's own
+ * options (handed to take(), value NULL for flags) and its traces.
+ */
+struct hs_cli_args {
+	const char *cmd;          /* "leaks", for messages */
+	const char *usage;
+	struct hs_filter *f;
+	struct hs_filter *f2;     /* diff: a second filter given the same options, or NULL */
+	const char *const *flags;     /* NULL-terminated: the command's options without a value */
+	const char *const *valued;    /* NULL-terminated: those that take one */
+	int (*take)(void *ctx, const char *opt, const char *value);   /* 0, or 1 after printing why not */
+	void *ctx;
+	int want;                 /* traces the command takes */
+	const char *paths[2];
+	int npaths;
+	int help;                 /* --help printed the usage: exit 0 */
+};
+
+extern const char *const hs_cli_by_names[4];
+
+/* 0, 1 after printing what is wrong, 2 after printing the usage (a trace is missing). */
+int hs_cli_args_parse(struct hs_cli_args *a, int argc, char **argv);
+/* --by VALUE into enum hs_group_by; 0, or 1 after printing the accepted values. */
+int hs_cli_args_by(const char *v, int *by);
+
+/* An output file (stdout when path is NULL), or NULL after printing why not. */
+FILE *hs_cli_out_open(const char *path);
+/* Closes it; 0, or 1 after printing why the output is incomplete (write_rc < 0: the renderer failed). */
+int hs_cli_out_close(FILE *f, const char *path, int write_rc);
 
 /* prints "heapscope: <message>" on stderr; returns 1 for use as an exit status */
 int hs_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

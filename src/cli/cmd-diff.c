@@ -1,8 +1,90 @@
-/* cmd-diff.c - placeholder */
+/* cmd-diff.c - heapscope diff: the sites whose bytes, leaks or peak changed most between two traces of one program */
+#include <stdio.h>
+#include <string.h>
+
+#include "../analysis/diff.h"
+#include "../analysis/top.h"
+#include "../render/diff.h"
 #include "cli.h"
+
+static const char usage[] =
+	"usage: heapscope diff BASE NEW [FILTERS] [OPTIONS]\n"
+	"  --by backtrace|function|line|library   what a site is (default: backtrace)\n"
+	"  --sort change|bytes|peak|leaked|calls  (default change: the largest of the\n"
+	"                    changes in bytes allocated, peak and leaked bytes)\n"
+	"  -n N              sites to show (default 20; 0: all)\n"
+	"  --frames N        backtrace frames under each site (default 6)\n"
+	"  --json            the same list as JSON (schema: docs/analysis.md)\n"
+	"Filters apply to both traces; times like 98% and peak resolve in each.\n";
+
+struct opts {
+	struct hs_render_diff ctx;
+	int json, by, sort;
+};
+
+static int take(void *arg, const char *opt, const char *v)
+{
+	struct opts *o = arg;
+
+	if (!strcmp(opt, "--json"))
+		o->json = 1;
+	else if (!strcmp(opt, "--by"))
+		return hs_cli_args_by(v, &o->by);
+	else if (!strcmp(opt, "--sort") && hs_cli_pick(v, hs_diff_sort_names, HS_DIFF_SORTS, &o->sort) < 0)
+		return hs_die("bad value '%s' for --sort; use change, bytes, peak, leaked or calls", v);
+	else if (!strcmp(opt, "-n") && hs_cli_int(v, &o->ctx.limit) < 0)
+		return hs_die("bad value '%s' for -n; give a number of sites (0: all)", v);
+	else if (!strcmp(opt, "--frames") && hs_cli_int(v, &o->ctx.frames) < 0)
+		return hs_die("bad value '%s' for --frames; give a number of frames", v);
+	return 0;
+}
+
 int hs_cmd_diff(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return hs_die("not yet");
+	static const char *const flags[] = { "--json", NULL }, *const valued[] = { "--by", "--sort", "-n", "--frames", NULL };
+	struct opts o = { .ctx = { .limit = 20, .frames = 6 }, .by = HS_BY_BACKTRACE, .sort = HS_DIFF_CHANGE };
+	struct hs_cli_trace bt = { 0 }, nt = { 0 };
+	struct hs_top btop = { 0 }, ntop = { 0 };
+	struct hs_diff d = { 0 };
+	struct hs_filter bf, nf;
+	/* one filter per trace: each resolves its times and memoizes its stacks against its own trace */
+	struct hs_cli_args args = { .cmd = "diff", .usage = usage, .f = &bf, .f2 = &nf, .flags = flags, .valued = valued,
+				    .take = take, .ctx = &o, .want = 2 };
+	const char *const *paths = args.paths;
+	int rc;
+
+	hs_filter_init(&bf);
+	hs_filter_init(&nf);
+	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
+		goto out;
+	if ((rc = hs_cli_trace_open(&bt, paths[0], &bf, o.by)) != 0 || (rc = hs_cli_trace_open(&nt, paths[1], &nf, o.by)) != 0)
+		goto out;
+	if (hs_top_build(&btop, &bt.tab, &bf, &bt.st, HS_SORT_BYTES, HS_STACKS_NO_KEY) < 0 ||
+	    hs_top_build(&ntop, &nt.tab, &nf, &nt.st, HS_SORT_BYTES, HS_STACKS_NO_KEY) < 0 ||
+	    hs_diff_build(&d, &btop, &bt.st, &ntop, &nt.st, (enum hs_diff_sort)o.sort) < 0) {
+		rc = hs_die("out of memory comparing '%s' and '%s'", paths[0], paths[1]);
+		goto out;
+	}
+	o.ctx.base_path = paths[0];
+	o.ctx.new_path = paths[1];
+	o.ctx.base_tab = &bt.tab;
+	o.ctx.new_tab = &nt.tab;
+	o.ctx.base_top = &btop;
+	o.ctx.new_top = &ntop;
+	o.ctx.base_st = &bt.st;
+	o.ctx.new_st = &nt.st;
+	o.ctx.filter = &nf;
+	if (o.json)
+		hs_render_diff_json(stdout, &o.ctx, &d);
+	else
+		hs_render_diff_text(stdout, &o.ctx, &d);
+out:
+	hs_diff_free(&d);
+	hs_top_free(&btop);
+	hs_top_free(&ntop);
+	hs_filter_free(&bf);
+	hs_filter_free(&nf);
+	hs_cli_trace_close(&bt);
+	hs_cli_trace_close(&nt);
+	return rc;
 }

@@ -38,7 +38,7 @@ void hs_render_leaks_text(FILE *f, const struct hs_render_leaks *ctx, const stru
 	const struct hs_alloctab *t = ctx->tab;
 	uint32_t n = shown(ctx, lk), total = ctx->all ? lk->nsites : lk->nsuspects;
 	char a[64], b[64], c[64], d[64], e[64];
-	int first = 1;
+	int first = 1, col;
 
 	fprintf(f, "heapscope leaks of %s\nsites      by %s, most suspicious first\n", ctx->path, by_names[ctx->st->by]);
 	if (ctx->filter->desc[0])
@@ -48,10 +48,19 @@ void hs_render_leaks_text(FILE *f, const struct hs_render_leaks *ctx, const stru
 		t->sample_bytes ? " (sampled: figures are estimates)" : "");
 	fprintf(f, "run        %s; peak heap %s at %s\n", hs_fmt_duration(a, sizeof(a), t->end_ns),
 		hs_fmt_bytes(b, sizeof(b), t->peak_heap), hs_fmt_duration(c, sizeof(c), t->peak_ns));
-	fprintf(f, "verdicts  ");
+	col = fprintf(f, "verdicts  ");
 	for (int v = 0; v < HS_LEAK_VERDICTS; v++)
 		if (lk->counts[v] > 0) {
-			fprintf(f, "%s %.0f %s", first ? "" : ",", lk->counts[v], hs_leaks_verdict_names[v]);
+			char item[64];
+			int len = snprintf(item, sizeof(item), " %.0f %s", lk->counts[v], hs_leaks_verdict_names[v]);
+			/* wrap under the first item rather than past 80 columns */
+			if (!first && col + 1 + len > 80) {
+				fprintf(f, ",\n          ");
+				col = 10;
+			} else if (!first) {
+				col += fprintf(f, ",");
+			}
+			col += fprintf(f, "%s", item);
 			first = 0;
 		}
 	fprintf(f, "%s\n", first ? " no allocation" : "");

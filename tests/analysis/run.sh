@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh - tests of the filter engine, 'heapscope top' and 'heapscope flame' on programs with known allocation patterns
+# run.sh - tests of the filter engine and the analysis commands (top, flame, leaks, timeline, lifetimes, diff) on programs with known allocation patterns
 #
 # Run from the repository root: tests/analysis/run.sh (env BUILD=build).
 # Prints one line per check, `ok NAME` or `FAIL NAME: why`; always exits 0.
@@ -181,6 +181,140 @@ if command -v node >/dev/null; then
     fi
 fi
 
+# ------------------------------------------------------------ leaks (progs/leaky.c: the five patterns of reference 003)
+if gcc -std=gnu11 -g -O0 -fno-omit-frame-pointer -o "$W/leaky" "$T/progs/leaky.c" 2>"$W/cc.log" &&
+    "$HS" record -o "$W/leaky.hst" -- "$W/leaky" >/dev/null 2>"$W/record.log" &&
+    "$HS" record -o "$W/leaky2.hst" -- "$W/leaky" 2 >/dev/null 2>>"$W/record.log"; then
+    ok record-leaky
+else
+    fail record-leaky "$(head -c 300 "$W/cc.log" "$W/record.log")"
+fi
+L=$W/leaky.hst
+# site FIELD FUNCTION TRACE [ARGS...]: a field of the 'leaks --json --all' site whose innermost frame is FUNCTION
+site() {
+    local field=$1 fn=$2; shift 2
+    "$HS" leaks --json --all -n 0 "$@" 2>"$W/err" | python3 -c '
+import json, sys
+s = [s for s in json.load(sys.stdin)["sites"] if s["frames"] and s["frames"][0]["function"] == sys.argv[2]]
+v = s[0][sys.argv[1]] if s else "no site " + sys.argv[2]
+print("%.0f" % v if isinstance(v, float) else v)' "$field" "$fn" 2>/dev/null || echo "error: $(head -c 200 "$W/err")"
+}
+expect verdict-linear-leak "leak: growing" "$(site verdict linear_leak "$L")"
+expect verdict-bounded-cache "bounded" "$(site verdict bounded_cache "$L")"
+expect verdict-rare-leak "rare leak" "$(site verdict rare_leak "$L")"
+expect verdict-kept-until-exit "freed at exit" "$(site verdict kept_until_exit "$L")"
+expect verdict-container "growing container" "$(site verdict container_push "$L")"
+expect verdict-queue-temporary "temporary" "$(site verdict enqueue "$L")"
+expect leaks-linear-leaked 500 "$(site leaked_count linear_leak "$L")"
+expect leaks-rare-total 20000 "$(site calls rare_leak "$L")"
+expect leaks-rare-leaked 125 "$(site leaked_count rare_leak "$L")"
+expect leaks-bounded-leaked 100 "$(site leaked_count bounded_cache "$L")"
+expect leaks-exit-freed-end 500 "$(site freed_end_count kept_until_exit "$L")"
+expect leaks-filter "leak: growing" "$(site verdict linear_leak "$L" --size-min 100 --size-max 100)"
+# the same leak seen only in the first half of the run stops growing there
+expect leaks-filter-time "bounded" "$(site verdict linear_leak "$L" --allocated-between 0% 50%)"
+"$HS" leaks "$L" --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(" ".join(s["frames"][0]["function"] for s in d["sites"][:2]), d["suspects"])' >"$W/leaks-rank.txt" 2>&1
+expect leaks-ranking "kept_until_exit linear_leak 5" "$(cat "$W/leaks-rank.txt")"
+(cd "$W" && "$HS" leaks leaky.hst) >"$W/leaks.txt" 2>&1
+if [ "$(awk 'length > 80' "$W/leaks.txt" | wc -l)" = 0 ] && grep -q 'rare leak' "$W/leaks.txt" && ! grep -q 'enqueue' "$W/leaks.txt"; then
+    ok leaks-text
+else
+    fail leaks-text "see $W/leaks.txt"
+fi
+
+# ------------------------------------------------------------ timeline
+# csv_check NAME "TIMELINE OPTIONS" FILTERS...: at three moments, the groups plus 'other' equal 'top --live-at' with the same filter
+csv_check() {
+    local name=$1 opts=$2; shift 2
+    # shellcheck disable=SC2086
+    if ! "$HS" timeline "$L" --csv --points 101 $opts "$@" >"$W/tl.csv" 2>"$W/err"; then
+        fail "$name" "$(head -c 200 "$W/err")"; return
+    fi
+    local bad=""
+    for n in 25 60 90; do
+        read -r ns sum heap < <(python3 -c '
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+r = rows[int(sys.argv[2]) + 1]
+print(round(float(r[0]) * 1e9), sum(int(v) for v in r[3:]), r[1])' "$W/tl.csv" "$n")
+        want=$(total bytes "$L" --live-at "${ns}ns" "$@")
+        [ "$sum" = "$want" ] || bad="$bad at ${ns}ns: series sum $sum, top $want;"
+        [ $# -gt 0 ] || [ "$heap" = "$want" ] || bad="$bad heap $heap;"
+    done
+    if [ -z "$bad" ]; then ok "$name"; else fail "$name" "$bad"; fi
+}
+csv_check timeline-csv-sums ""
+csv_check timeline-csv-sums-filtered "--top 1" --through 'enqueue|linear_leak'
+csv_check timeline-csv-sums-by-function "--by function --top 3" --leaked-or-freed-after 50%
+expect timeline-csv-header 'time_s,heap,rss,"linear_leak",other' "$(cd "$W" && "$HS" timeline leaky.hst --csv --by function --top 1 --leaked | head -n 1)"
+if "$HS" timeline "$L" -o "$W/timeline.svg" --top 5 2>"$W/err"; then
+    msg=$(wellformed "$W/timeline.svg")
+    if [ -z "$msg" ]; then ok svg-wellformed[timeline]; else fail svg-wellformed[timeline] "$msg"; fi
+    if grep -q '>half way</text>' "$W/timeline.svg" && grep -q '>drain</text>' "$W/timeline.svg" && grep -q 'MiB\|KiB' "$W/timeline.svg"; then
+        ok timeline-markers
+    else
+        fail timeline-markers "no marker labels or byte units in $W/timeline.svg"
+    fi
+else
+    fail svg-wellformed[timeline] "$(head -c 200 "$W/err")"
+fi
+if command -v chromium >/dev/null; then
+    rm -f "$W/timeline.png"
+    chromium --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run \
+        --user-data-dir="$(mktemp -d)" --screenshot="$W/timeline.png" --window-size=1200,800 "$W/timeline.svg" >/dev/null 2>&1
+    if [ -s "$W/timeline.png" ]; then ok svg-renders[timeline]; else fail svg-renders[timeline] "chromium wrote no PNG"; fi
+else
+    ok "svg-renders[timeline] (skipped: no chromium)"
+fi
+
+# ------------------------------------------------------------ lifetimes
+if "$HS" lifetimes "$L" -o "$W/lifetimes.svg" 2>"$W/err"; then
+    msg=$(wellformed "$W/lifetimes.svg")
+    if [ -z "$msg" ]; then ok svg-wellformed[lifetimes]; else fail svg-wellformed[lifetimes] "$msg"; fi
+    if grep -q 'allocations drawn: one in 2' "$W/lifetimes.svg"; then ok lifetimes-downsampled; else fail lifetimes-downsampled "no note in $W/lifetimes.svg"; fi
+else
+    fail svg-wellformed[lifetimes] "$(head -c 200 "$W/err")"
+fi
+"$HS" lifetimes "$L" --tsv --through enqueue >"$W/lifetimes.tsv" 2>"$W/err"
+expect lifetimes-tsv-rows 1500 "$(grep -vc '^#' "$W/lifetimes.tsv")"
+# the backlog grows by one item per tick: items queued late wait longer than items queued early
+expect lifetimes-backlog-grows yes "$(awk '!/^#/ { if ($1 < 0.3) { a += $2; na++ } else if ($1 > 0.7 && $1 < 1.0) { b += $2; nb++ } }
+    END { print (nb && na && b / nb > 2 * a / na) ? "yes" : "no: " a / na " vs " b / nb }' "$W/lifetimes.tsv")"
+expect lifetimes-leaked-marked 500 "$("$HS" lifetimes "$L" --tsv --through linear_leak 2>/dev/null | awk '$5 == 1' | wc -l)"
+
+# ------------------------------------------------------------ diff
+"$HS" diff "$L" "$W/leaky2.hst" --json 2>"$W/err" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["rows"][0]
+print(r["frames"][0]["function"], r["delta"]["leaked_count"], r["delta"]["leaked_bytes"], r["status"])' >"$W/diff.txt" 2>&1
+expect diff-larger-leak "linear_leak 500 50000 both" "$(cat "$W/diff.txt")"
+expect diff-same-trace "no site changed" "$("$HS" diff "$L" "$L" 2>&1 | grep -o 'no site changed')"
+expect diff-by-function "linear_leak" "$("$HS" diff "$L" "$W/leaky2.hst" --by function --sort leaked --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0]["name"])')"
+(cd "$W" && "$HS" diff leaky.hst leaky2.hst) >"$W/diff-text.txt" 2>&1
+if [ "$(awk 'length > 80' "$W/diff-text.txt" | wc -l)" = 0 ] && grep -q '+48.8 KiB' "$W/diff-text.txt"; then
+    ok diff-text
+else
+    fail diff-text "see $W/diff-text.txt"
+fi
+
+# ------------------------------------------------------------ custom analysis in C (docs/examples/queue_lifetimes.c)
+EX=$ROOT/docs/examples/queue_lifetimes.c
+if gcc -std=c11 -Wall -Wextra -Werror -I"$ROOT/include" -o "$W/queue_lifetimes" "$EX" "$BD/libheapscope-reader.a" \
+    $(pkg-config --libs libdw libzstd) -lstdc++ -lm -lpthread 2>"$W/cc.log"; then
+    ok example-builds
+    if "$W/queue_lifetimes" "$L" enqueue 0.25 >"$W/example.txt" 2>"$W/err"; then
+        # one line per quarter second; the median lifetime grows along with the backlog
+        expect example-output yes "$(awk '/^[0-9]/ { n++; med[n] = $4; cnt += $2 } END { print (n >= 4 && cnt == 1500 && med[4] > med[1]) ? "yes" : "no" }' "$W/example.txt")"
+    else
+        fail example-output "$(head -c 200 "$W/err")"
+    fi
+else
+    fail example-builds "$(head -c 300 "$W/cc.log")"
+fi
+
 # ------------------------------------------------------------ errors
 # experr NAME PATTERN ARGS...: the command fails and its message matches PATTERN
 experr() {
@@ -205,4 +339,12 @@ experr error-flame-output "flame needs '-o OUT.svg'" flame "$P"
 experr error-at-weight "--at applies to --weight live" flame "$P" -o "$W/x.svg" --weight bytes --at peak
 experr error-callers "no row matches 'nosuchfn' for --callers" top "$P" --callers nosuchfn
 experr error-bad-file "cannot open" top "$W/missing.hst"
+experr error-leaks-option "unknown option '--frob' for leaks" leaks "$L" --frob
+experr error-leaks-bad-file "cannot open" leaks "$W/missing.hst"
+experr error-timeline-output "timeline needs '-o OUT.svg'" timeline "$L"
+experr error-timeline-top "bad value 'x' for --top" timeline "$L" --csv --top x
+experr error-lifetimes-output "lifetimes needs '-o OUT.svg'" lifetimes "$L"
+experr error-diff-third "diff takes two traces" diff "$L" "$L" "$L"
+experr error-diff-sort "bad value 'size' for --sort" diff "$L" "$L" --sort size
+experr error-not-a-trace "leaky.c" leaks "$T/progs/leaky.c"
 exit 0

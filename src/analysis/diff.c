@@ -1,0 +1,192 @@
+/* diff.c - matching two traces' groups by name: both sides sorted by their match string, then merged */
+#define _POSIX_C_SOURCE 200809L
+#include "diff.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const hs_diff_sort_names[HS_DIFF_SORTS] = { "change", "bytes", "peak", "leaked", "calls" };
+
+struct side {
+	char *match;
+	const struct hs_top_row *row;
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p;
+}
+
+/*
+ * Addresses differ between runs (ASLR, rebuilds), names do not: a
+ * backtrace matches by its frames' function and file:line; other
+ * groupings by their display name.
+ */
+static char *match_string(struct hs_stacks *st, const struct hs_top_row *row)
+{
+	struct hs_frame fr[64];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int n;
+
+	if (st->by != HS_BY_BACKTRACE) {
+		char name[1100];
+		return strdup(hs_stacks_key_name(st, row->key, 0, name, sizeof(name)));
+	}
+	if (!(m = open_memstream(&buf, &len)))
+		return NULL;
+	n = hs_stacks_folded_frames(st, row->key, fr, 64);
+	for (int j = 0; j < n; j++) {
+		if (fr[j].function)
+			fprintf(m, "%s%s %s:%d", j ? "\n" : "", fr[j].function, fr[j].file ? base_name(fr[j].file) : "?", fr[j].line);
+		else
+			fprintf(m, "%s? (%s)", j ? "\n" : "", fr[j].module ? base_name(fr[j].module) : "?");
+	}
+	if (fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int cmp_side(const void *pa, const void *pb)
+{
+	return strcmp(((const struct side *)pa)->match, ((const struct side *)pb)->match);
+}
+
+static int sides(struct side **out, const struct hs_top *top, struct hs_stacks *st)
+{
+	struct side *s = calloc(top->nrows ? top->nrows : 1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < top->nrows; i++) {
+		s[i].row = &top->rows[i];
+		if (!(s[i].match = match_string(st, &top->rows[i]))) {
+			for (uint32_t j = 0; j < i; j++)
+				free(s[j].match);
+			free(s);
+			return -ENOMEM;
+		}
+	}
+	qsort(s, top->nrows, sizeof(*s), cmp_side);
+	*out = s;
+	return 0;
+}
+
+static void add(struct hs_top_row *to, const struct hs_top_row *r)
+{
+	to->calls += r->calls;
+	to->bytes += r->bytes;
+	to->peak_bytes += r->peak_bytes;
+	to->leaked_count += r->leaked_count;
+	to->leaked_bytes += r->leaked_bytes;
+	to->temporary_count += r->temporary_count;
+	to->temporary_bytes += r->temporary_bytes;
+}
+
+static double score(const struct hs_diff_row *r, enum hs_diff_sort s)
+{
+	double b = r->new.bytes - r->base.bytes, p = r->new.peak_bytes - r->base.peak_bytes;
+	double l = r->new.leaked_bytes - r->base.leaked_bytes;
+
+	switch (s) {
+	case HS_DIFF_BYTES: return b;
+	case HS_DIFF_PEAK: return p;
+	case HS_DIFF_LEAKED: return l;
+	case HS_DIFF_CALLS: return r->new.calls - r->base.calls;
+	default:
+		/* the largest of the three changes, with its sign */
+		if (fabs(b) >= fabs(p) && fabs(b) >= fabs(l))
+			return b;
+		return fabs(p) >= fabs(l) ? p : l;
+	}
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+	const struct hs_diff_row *a = pa, *b = pb;
+
+	if (fabs(a->score) != fabs(b->score))
+		return fabs(a->score) < fabs(b->score) ? 1 : -1;
+	if (a->changed != b->changed)
+		return b->changed - a->changed;
+	return strcmp(a->match, b->match);
+}
+
+int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks *base_st, const struct hs_top *nw,
+		  struct hs_stacks *new_st, enum hs_diff_sort sort)
+{
+	struct side *bs = NULL, *ns = NULL;
+	uint32_t i = 0, j = 0, n = 0;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->sort = sort;
+	if ((rc = sides(&bs, base, base_st)) < 0 || (rc = sides(&ns, nw, new_st)) < 0)
+		goto out;
+	if (!(d->rows = calloc((size_t)base->nrows + nw->nrows + 1, sizeof(*d->rows)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (i < base->nrows || j < nw->nrows) {
+		struct hs_diff_row *r;
+		const char *m;
+		int c = i >= base->nrows ? 1 : j >= nw->nrows ? -1 : strcmp(bs[i].match, ns[j].match);
+		m = c <= 0 ? bs[i].match : ns[j].match;
+		if (!n || strcmp(d->rows[n - 1].match, m) != 0) {
+			r = &d->rows[n++];
+			d->nrows = n;
+			r->match = strdup(m);
+			if (!r->match) {
+				rc = -ENOMEM;
+				goto out;
+			}
+		}
+		r = &d->rows[n - 1];
+		if (c <= 0) {
+			if (!r->in_base)
+				r->base_key = bs[i].row->key;
+			r->in_base = 1;
+			add(&r->base, bs[i++].row);
+		}
+		if (c >= 0) {
+			if (!r->in_new)
+				r->new_key = ns[j].row->key;
+			r->in_new = 1;
+			add(&r->new, ns[j++].row);
+		}
+	}
+	d->nrows = n;
+	for (uint32_t k = 0; k < n; k++) {
+		struct hs_diff_row *r = &d->rows[k];
+		r->score = score(r, sort);
+		r->changed = r->base.calls != r->new.calls || r->base.bytes != r->new.bytes ||
+			     r->base.peak_bytes != r->new.peak_bytes || r->base.leaked_bytes != r->new.leaked_bytes ||
+			     r->in_base != r->in_new;
+		d->nchanged += (uint32_t)r->changed;
+	}
+	if (n)
+		qsort(d->rows, n, sizeof(*d->rows), cmp_row);
+out:
+	for (uint32_t k = 0; bs && k < base->nrows; k++)
+		free(bs[k].match);
+	for (uint32_t k = 0; ns && k < nw->nrows; k++)
+		free(ns[k].match);
+	free(bs);
+	free(ns);
+	return rc;
+}
+
+void hs_diff_free(struct hs_diff *d)
+{
+	for (uint32_t k = 0; k < d->nrows; k++)
+		free(d->rows[k].match);
+	free(d->rows);
+	memset(d, 0, sizeof(*d));
+}

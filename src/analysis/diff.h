@@ -1,0 +1,35 @@
+/* diff.h - the groups of two traces of one program matched by their symbolized backtrace (or name), with what changed */
+#ifndef HS_ANALYSIS_DIFF_H
+#define HS_ANALYSIS_DIFF_H
+
+#include <stdint.h>
+
+#include "stacks.h"
+#include "top.h"
+
+enum hs_diff_sort { HS_DIFF_CHANGE, HS_DIFF_BYTES, HS_DIFF_PEAK, HS_DIFF_LEAKED, HS_DIFF_CALLS, HS_DIFF_SORTS };
+
+extern const char *const hs_diff_sort_names[HS_DIFF_SORTS];
+
+struct hs_diff_row {
+	char *match;              /* what matched the two sides: frames' "function file:line", innermost first */
+	int in_base, in_new;
+	uint32_t base_key, new_key;
+	struct hs_top_row base, new;   /* zero on a side where the group is absent */
+	double score;
+	int changed;              /* any difference in calls, bytes, peak or leaks, or present on one side only */
+};
+
+struct hs_diff {
+	struct hs_diff_row *rows;      /* sorted by |score|, largest change first */
+	uint32_t nrows;
+	uint32_t nchanged;             /* the first rows, those with a change in calls, bytes, peak or leaks */
+	enum hs_diff_sort sort;
+};
+
+/* Matches the rows of two hs_top_build results (each with its own stacks, same `by`); rows with one name are summed. */
+int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks *base_st, const struct hs_top *nw,
+		  struct hs_stacks *new_st, enum hs_diff_sort sort);
+void hs_diff_free(struct hs_diff *d);
+
+#endif

@@ -1,0 +1,44 @@
+/* lifetimes.c - two passes over the table: count the filtered allocations, then keep an even stride of them */
+#include "lifetimes.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hs_lifetimes_build(struct hs_lifetimes *lt, const struct hs_alloctab *t, struct hs_filter *f, uint64_t max_points)
+{
+	int all = hs_filter_passes_all(f);
+	uint64_t m = 0, cap;
+
+	memset(lt, 0, sizeof(*lt));
+	for (uint64_t i = 0; i < t->n; i++)
+		if (all || hs_filter_match(f, t, hs_alloctab_at(t, i)))
+			lt->matched++;
+	lt->stride = max_points && lt->matched > max_points ? (lt->matched + max_points - 1) / max_points : 1;
+	cap = lt->matched / lt->stride + 1;
+	if (!(lt->pts = malloc(cap * sizeof(*lt->pts))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < t->n && lt->n < cap; i++) {
+		const struct hs_alloc *a = hs_alloctab_at(t, i);
+		struct hs_lifetimes_point *p;
+		if (!all && !hs_filter_match(f, t, a))
+			continue;
+		if (m++ % lt->stride)
+			continue;
+		p = &lt->pts[lt->n++];
+		p->time_ns = hs_alloc_time(a);
+		p->life_ns = hs_alloc_lifetime(a, t->end_ns);
+		p->size = hs_alloc_size(a);
+		p->stack = a->stack;
+		p->leaked = hs_alloc_leaked(a);
+		if (p->life_ns > lt->max_life_ns)
+			lt->max_life_ns = p->life_ns;
+	}
+	return 0;
+}
+
+void hs_lifetimes_free(struct hs_lifetimes *lt)
+{
+	free(lt->pts);
+	memset(lt, 0, sizeof(*lt));
+}

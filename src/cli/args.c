@@ -1,0 +1,91 @@
+/* args.c - the argument handling every analysis command shares: filters, --help, --by, trace paths, output files */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *const hs_cli_by_names[4] = { "backtrace", "function", "line", "library" };
+
+static int listed(const char *const *names, const char *s)
+{
+	for (; names && *names; names++)
+		if (!strcmp(*names, s))
+			return 1;
+	return 0;
+}
+
+int hs_cli_args_by(const char *v, int *by)
+{
+	if (hs_cli_pick(v, hs_cli_by_names, 4, by) < 0)
+		return hs_die("bad value '%s' for --by; use backtrace, function, line or library", v);
+	return 0;
+}
+
+/* Filters first, so that every command takes them the same way; the second filter takes the same words. */
+static int one(struct hs_cli_args *a, int argc, char **argv, int *i)
+{
+	const char *s = argv[*i];
+	int j = *i, k = hs_filter_parse(a->f, argc, argv, i);
+
+	if (k < 0)
+		return hs_die("%s", a->f->err);
+	if (k > 0) {
+		if (a->f2)
+			hs_filter_parse(a->f2, argc, argv, &j);
+		return 0;
+	}
+	if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+		fputs(a->usage, stdout);
+		fputs(hs_filter_usage, stdout);
+		a->help = 1;
+		return 0;
+	}
+	if (listed(a->flags, s))
+		return a->take(a->ctx, s, NULL);
+	if (listed(a->valued, s)) {
+		if (*i + 1 >= argc)
+			return hs_die("%s needs a value; see 'heapscope %s --help'", s, a->cmd);
+		return a->take(a->ctx, s, argv[++*i]);
+	}
+	if (s[0] == '-' && s[1])
+		return hs_die("unknown option '%s' for %s; see 'heapscope %s --help'", s, a->cmd, a->cmd);
+	if (a->npaths == a->want) {
+		if (a->want == 1)
+			return hs_die("%s takes one trace, got '%s' and '%s'", a->cmd, a->paths[0], s);
+		return hs_die("%s takes two traces, got a third: '%s'", a->cmd, s);
+	}
+	a->paths[a->npaths++] = s;
+	return 0;
+}
+
+int hs_cli_args_parse(struct hs_cli_args *a, int argc, char **argv)
+{
+	int rc = 0;
+
+	for (int i = 1; i < argc && !rc && !a->help; i++)
+		rc = one(a, argc, argv, &i);
+	if (!rc && !a->help && a->npaths < a->want) {
+		fputs(a->usage, stderr);
+		rc = 2;
+	}
+	return rc;
+}
+
+FILE *hs_cli_out_open(const char *path)
+{
+	FILE *f;
+
+	if (!path)
+		return stdout;
+	if (!(f = fopen(path, "w")))
+		hs_die("cannot write '%s': %s; check the directory exists and is writable", path, strerror(errno));
+	return f;
+}
+
+int hs_cli_out_close(FILE *f, const char *path, int write_rc)
+{
+	if ((f != stdout && fclose(f) != 0) || write_rc < 0 || (f == stdout && fflush(f) != 0))
+		return hs_die("cannot write '%s'; check the disk has room", path ? path : "standard output");
+	return 0;
+}
