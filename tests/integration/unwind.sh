@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD="${BUILD:-build}"
 HS="$BUILD/heapscope"
-progs=tests/integration/build
+progs=tests/integration/build/progs
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
