@@ -4,7 +4,7 @@
 set -e
 want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev"
 case "$1" in
-test|bench) want="$want valgrind heaptrack sqlite3 python3 clang libclang-rt-14-dev nodejs" ;;
+test|bench) want="$want valgrind heaptrack sqlite3 python3 clang libclang-rt-14-dev nodejs chromium" ;;
 demo) want="$want" ;;
 esac
 missing=""
