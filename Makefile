@@ -5,7 +5,7 @@ BUILD ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 
-PKGS := libunwind libdw libzstd
+PKGS := libunwind libdw libzstd libmicrohttpd
 DEPS_OK := $(shell $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
@@ -21,6 +21,8 @@ TRACER_SRC := $(wildcard src/tracer/*.c)
 ANALYSIS_SRC := $(wildcard src/analysis/*.c)
 RENDER_SRC := $(wildcard src/render/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
+VIEWER_SRC := $(wildcard src/viewer/*.c)
+WEB_FILES := $(sort $(wildcard web/*))
 
 # V=1 shows the full commands
 ifeq ($(V),1)
@@ -63,8 +65,17 @@ $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_S
 
 READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -lstdc++ -lm -lpthread
 
-$(CLI): $(call obj,$(CLI_SRC)) $(LIB_READER)
-	$(call say,LINK,$@)$(CC) -o $@ $^ $(READER_LIBS) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+$(CLI): $(call obj,$(CLI_SRC) $(VIEWER_SRC)) $(BUILD)/obj/gen/assets.o $(LIB_READER)
+	$(call say,LINK,$@)$(CC) -o $@ $^ $(READER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+
+# The viewer's page (web/*) embedded in the binary: no files to install, no network at run time.
+$(BUILD)/gen/assets.c: build-aux/embed.sh $(WEB_FILES)
+	@mkdir -p $(dir $@)
+	$(call say,EMBED,$@)build-aux/embed.sh $@ $(WEB_FILES)
+
+$(BUILD)/obj/gen/assets.o: $(BUILD)/gen/assets.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
 
 test: deps
 	@build-aux/deps.sh test

@@ -2,7 +2,7 @@
 # deps.sh - installs the Debian packages heapscope needs (when root), or prints the command and stops
 # usage: build-aux/deps.sh build|test|demo|bench
 set -e
-want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev"
+want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libmicrohttpd-dev"
 case "$1" in
 test|bench) want="$want valgrind heaptrack sqlite3 python3 clang libclang-rt-14-dev nodejs chromium" ;;
 demo) want="$want" ;;

@@ -89,3 +89,14 @@ int hs_cli_out_close(FILE *f, const char *path, int write_rc)
 		return hs_die("cannot write '%s'; check the disk has room", path ? path : "standard output");
 	return 0;
 }
+
+/* A command's one positional argument, its trace: 0, or an exit status after saying what is wrong. */
+int hs_cli_trace_arg(const char *cmd, const char *arg, const char **path)
+{
+	if (arg[0] == '-' && arg[1])
+		return hs_die("unknown option '%s' for %s; see 'heapscope %s --help'", arg, cmd, cmd);
+	if (*path)
+		return hs_die("%s takes one trace, got '%s' and '%s'", cmd, *path, arg);
+	*path = arg;
+	return 0;
+}

@@ -19,6 +19,7 @@ int hs_cmd_leaks(int argc, char **argv);
 int hs_cmd_timeline(int argc, char **argv);
 int hs_cmd_lifetimes(int argc, char **argv);
 int hs_cmd_diff(int argc, char **argv);
+int hs_cmd_view(int argc, char **argv);
 
 struct hs_reader;
 struct hs_alloctab;
@@ -76,6 +77,8 @@ FILE *hs_cli_out_open(const char *path);
 int hs_cli_out_close(FILE *f, const char *path, int write_rc);
 
 /* prints "heapscope: <message>" on stderr; returns 1 for use as an exit status */
+int hs_cli_trace_arg(const char *cmd, const char *arg, const char **path);
+
 int hs_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -81,14 +81,8 @@ int hs_cmd_flame(int argc, char **argv)
 				}
 				weight = k;
 			}
-		} else if (a[0] == '-' && a[1]) {
-			rc = hs_die("unknown option '%s' for flame; see 'heapscope flame --help'", a);
+		} else if ((rc = hs_cli_trace_arg("flame", a, &path)) != 0) {
 			goto out;
-		} else if (path) {
-			rc = hs_die("flame takes one trace, got '%s' and '%s'", path, a);
-			goto out;
-		} else {
-			path = a;
 		}
 	}
 	if (!path) {

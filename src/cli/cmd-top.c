@@ -103,14 +103,8 @@ int hs_cmd_top(int argc, char **argv)
 				callers = v;
 			if (rc)
 				goto out;
-		} else if (a[0] == '-' && a[1]) {
-			rc = hs_die("unknown option '%s' for top; see 'heapscope top --help'", a);
+		} else if ((rc = hs_cli_trace_arg("top", a, &path)) != 0) {
 			goto out;
-		} else if (path) {
-			rc = hs_die("top takes one trace, got '%s' and '%s'", path, a);
-			goto out;
-		} else {
-			path = a;
 		}
 	}
 	if (!path) {

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "timeline", hs_cmd_timeline, "timeline TRACE -o OUT.svg [FILTERS] [--top N] [--by ...] [--csv]" },
 	{ "lifetimes", hs_cmd_lifetimes, "lifetimes TRACE -o OUT.svg [FILTERS] [--tsv]" },
 	{ "diff", hs_cmd_diff, "diff BASE NEW [FILTERS] [--by ...] [--sort KEY] [-n N] [--json]" },
+	{ "view", hs_cmd_view, "view TRACE [--port N] [--host ADDR]" },
 };
 
 int hs_die(const char *fmt, ...)

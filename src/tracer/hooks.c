@@ -4,7 +4,6 @@
 #include <math.h>
 #include <sched.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -725,11 +724,15 @@ static char **child_env(char *const envp[], char **buf, size_t cap, char *preloa
 		if (v)
 			buf[n++] = v - strlen(vars[k]) - 1;
 	}
-	if (old_preload && strstr(old_preload, self))
-		snprintf(preload, plen, "LD_PRELOAD=%s", old_preload);
-	else
-		snprintf(preload, plen, "LD_PRELOAD=%s%s%s", self, old_preload ? ":" : "",
-			 old_preload ? old_preload : "");
+	preload[0] = 0;
+	hs_strlcat(preload, "LD_PRELOAD=", plen);
+	if (!old_preload || !strstr(old_preload, self)) {
+		hs_strlcat(preload, self, plen);
+		if (old_preload)
+			hs_strlcat(preload, ":", plen);
+	}
+	if (old_preload)
+		hs_strlcat(preload, old_preload, plen);
 	buf[n++] = preload;
 	buf[n++] = "HEAPSCOPE_CHILD=1";
 	buf[n] = NULL;

@@ -231,5 +231,6 @@ void *hs_map(size_t len);
 void hs_unmap(void *p, size_t len);
 size_t hs_u64_to_str(char *out, uint64_t v);
 pid_t hs_gettid(void);
+void hs_strlcat(char *dst, const char *src, size_t cap);
 
 #endif

@@ -71,6 +71,16 @@ void hs_internal_leave(struct hs_thread *t, const sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+/* Appends src to the string in dst (cap bytes in all), cutting it short if needed. */
+void hs_strlcat(char *dst, const char *src, size_t cap)
+{
+	size_t n = strlen(dst);
+
+	while (*src && n + 1 < cap)
+		dst[n++] = *src++;
+	dst[n] = 0;
+}
+
 pid_t hs_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);

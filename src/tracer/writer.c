@@ -121,16 +121,6 @@ static void expand_path(char *out, size_t cap, const char *tmpl, pid_t pid)
 	out[o] = 0;
 }
 
-static void append(char *dst, size_t cap, const char *a, const char *b)
-{
-	size_t n = strlen(dst);
-	while (*a && n < cap - 1)
-		dst[n++] = *a++;
-	while (b && *b && n < cap - 1)
-		dst[n++] = *b++;
-	dst[n] = 0;
-}
-
 static void emit_process(void)
 {
 	static uint8_t rec[65536];
@@ -180,7 +170,8 @@ int hs_writer_open(void)
 		memcpy(base, file_path, sizeof(base));
 		if (!strstr(hs_g.cfg.output, "%p")) {
 			hs_u64_to_str(num, (uint64_t)hs_g.pid);
-			append(base, sizeof(base), ".", num);
+			hs_strlcat(base, ".", sizeof(base));
+			hs_strlcat(base, num, sizeof(base));
 		}
 		memcpy(file_path, base, sizeof(base));
 		flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL;
@@ -190,7 +181,8 @@ int hs_writer_open(void)
 				break;
 			memcpy(file_path, base, sizeof(base));
 			hs_u64_to_str(num, k);
-			append(file_path, sizeof(file_path), ".", num);
+			hs_strlcat(file_path, ".", sizeof(file_path));
+			hs_strlcat(file_path, num, sizeof(file_path));
 		}
 	} else {
 		fd = (int)syscall(SYS_openat, AT_FDCWD, file_path, flags, 0644);
@@ -211,8 +203,9 @@ int hs_writer_open(void)
 			char rel[4096];
 			memcpy(rel, file_path, sizeof(rel));
 			file_path[0] = 0;
-			append(file_path, sizeof(file_path), cwd, "/");
-			append(file_path, sizeof(file_path), rel, NULL);
+			hs_strlcat(file_path, cwd, sizeof(file_path));
+			hs_strlcat(file_path, "/", sizeof(file_path));
+			hs_strlcat(file_path, rel, sizeof(file_path));
 		}
 	}
 	if (!enc && hs_encoder_new(&enc) < 0)

@@ -1,0 +1,318 @@
+// app.js - the heapscope viewer's page: reads the view state from the URL, asks /api/ for aggregates and draws them on canvases
+const $ = (id) => document.getElementById(id);
+const FILTERS = ['live-between', 'allocated-between', 'live-at', 'leaked-or-freed-after', 'lifetime-min', 'lifetime-max',
+  'size-min', 'size-max', 'through', 'not-through', 'alloc-site', 'thread', 'hide', 'leaked', 'temporary'];
+const PAIRS = new Set(['live-between', 'allocated-between']);
+const FLAGS = new Set(['leaked', 'temporary']);
+const state = { info: null, flame: null, zoom: null, zoomStack: [], layout: [] };
+
+function fmtBytes(b) {
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (Math.abs(b) >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return (i ? b.toFixed(b < 10 ? 2 : b < 100 ? 1 : 0) : Math.round(b)) + ' ' + u[i];
+}
+const fmtCount = (n) => Math.round(n).toLocaleString('en-US');
+function fmtTime(ns) {
+  if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+  if (ns >= 1e6) return (ns / 1e6).toFixed(1) + ' ms';
+  return (ns / 1e3).toFixed(0) + ' us';
+}
+
+// The URL's query string is the view state: filters, flame and table options.
+const params = () => new URLSearchParams(location.search);
+function filterQuery(p) {
+  const q = new URLSearchParams();
+  for (const [k, v] of p) if (FILTERS.includes(k)) q.append(k, v);
+  return q;
+}
+
+async function api(path, q) {
+  const res = await fetch('/api/' + path + (q && q.toString() ? '?' + q : ''));
+  const body = await res.json();
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+function formToUrl() {
+  const f = $('filters'), p = params(), q = new URLSearchParams();
+  for (const name of FILTERS) {
+    if (FLAGS.has(name)) { if (f.elements[name].checked) q.set(name, '1'); continue; }
+    if (PAIRS.has(name)) {
+      const a = f.elements[name + '-1'].value.trim(), b = f.elements[name + '-2'].value.trim();
+      if (a || b) q.set(name, (a || 'start') + ',' + (b || 'end'));
+      continue;
+    }
+    const v = f.elements[name].value.trim();
+    if (v) q.set(name, v);
+  }
+  for (const k of ['weight', 'at', 'direction', 'by', 'sort']) if (p.has(k)) q.set(k, p.get(k));
+  return q;
+}
+
+function urlToForm() {
+  const f = $('filters'), p = params();
+  for (const name of FILTERS) {
+    const v = p.get(name);
+    if (FLAGS.has(name)) { f.elements[name].checked = v !== null && v !== '0' && v !== 'false'; continue; }
+    if (PAIRS.has(name)) {
+      const [a, b] = (v || ',').split(',');
+      f.elements[name + '-1'].value = a || '';
+      f.elements[name + '-2'].value = b || '';
+      continue;
+    }
+    f.elements[name].value = v || '';
+  }
+  $('weight').value = p.get('weight') || 'bytes';
+  $('at').value = p.get('at') || '';
+  $('by').value = p.get('by') || 'backtrace';
+  $('direction').textContent = p.get('direction') === 'up' ? 'main at the bottom' : 'callers below';
+}
+
+function navigate(q) {
+  history.pushState(null, '', '?' + q.toString());
+  refresh();
+}
+
+function setOption(k, v, dflt) {
+  const p = params();
+  if (v === dflt || v === '') p.delete(k); else p.set(k, v);
+  navigate(p);
+}
+
+function showError(e) { $('error').textContent = e ? String(e.message || e) : ''; }
+
+// ---- info ----
+function drawInfo(i) {
+  const rss = i.peak_rss ? `${fmtBytes(i.peak_rss.bytes)} at ${fmtTime(i.peak_rss.time_ns)}` : 'not sampled';
+  const cells = [
+    ['command', i.cmdline.join(' ')], ['pid', i.pid], ['duration', fmtTime(i.duration_ns)],
+    ['mode', i.mode === 'sampled' ? `sampled every ${fmtBytes(i.sample_bytes)}` : 'every call'],
+    ['allocations', fmtCount(i.allocations)], ['bytes', fmtBytes(i.bytes_allocated)],
+    ['peak heap', `${fmtBytes(i.peak_heap.bytes)} at ${fmtTime(i.peak_heap.time_ns)}`], ['peak RSS', rss],
+    ['leaked', `${fmtBytes(i.leaked.bytes)} in ${fmtCount(i.leaked.count)} blocks`],
+  ];
+  const el = $('info');
+  el.textContent = '';
+  cells.forEach(([k, v], n) => {
+    if (n) el.append(' · ');
+    el.append(k + ' ');
+    const b = document.createElement('b');
+    b.textContent = v;
+    el.append(b);
+  });
+}
+
+// ---- timeline ----
+function fitCanvas(c) {
+  const r = window.devicePixelRatio || 1, w = c.clientWidth, h = c.getAttribute('height') | 0;
+  c.width = w * r; c.height = h * r; c.style.height = h + 'px';
+  const g = c.getContext('2d');
+  g.setTransform(r, 0, 0, r, 0, 0);
+  return [g, w, h];
+}
+
+function drawTimeline() {
+  const tl = state.timeline, c = $('timeline');
+  if (!tl) return;
+  const [g, w, h] = fitCanvas(c), pad = 4, n = tl.time_ns.length, end = tl.duration_ns || 1;
+  const maxHeap = Math.max(1, ...tl.heap), maxRss = Math.max(1, ...tl.rss.filter((v) => v !== null));
+  const X = (t) => pad + (w - 2 * pad) * t / end;
+  g.clearRect(0, 0, w, h);
+  const line = (vals, max, colour, fill) => {
+    g.beginPath();
+    let started = false;
+    for (let k = 0; k < n; k++) {
+      if (vals[k] === null) continue;
+      const x = X(tl.time_ns[k]), y = h - pad - (h - 2 * pad - 14) * vals[k] / max;
+      if (!started) { g.moveTo(x, y); started = true; } else g.lineTo(x, y);
+    }
+    if (fill) { g.lineTo(X(tl.time_ns[n - 1]), h - pad); g.lineTo(X(0), h - pad); g.closePath(); g.fillStyle = fill; g.fill(); }
+    else { g.strokeStyle = colour; g.lineWidth = 1.5; g.stroke(); }
+  };
+  const css = getComputedStyle(document.documentElement);
+  line(tl.rss, maxRss, css.getPropertyValue('--rss'));
+  line(tl.heap, maxHeap, null, 'rgba(42, 111, 219, 0.25)');
+  line(tl.heap, maxHeap, css.getPropertyValue('--heap'));
+  line(tl.filtered, maxHeap, css.getPropertyValue('--filt'));
+  if (state.info) {   // the peak
+    const x = X(state.info.peak_heap.time_ns);
+    g.strokeStyle = '#c00'; g.setLineDash([3, 3]); g.beginPath(); g.moveTo(x, 12); g.lineTo(x, h); g.stroke(); g.setLineDash([]);
+    g.fillStyle = '#c00'; g.font = '11px system-ui'; g.fillText('peak ' + fmtBytes(state.info.peak_heap.bytes), Math.min(x + 3, w - 90), 11);
+  }
+  if (state.brush) {
+    const [a, b] = [Math.min(state.brush.x0, state.brush.x1), Math.max(state.brush.x0, state.brush.x1)];
+    g.fillStyle = state.brush.live ? 'rgba(224, 112, 26, 0.2)' : 'rgba(42, 111, 219, 0.2)';
+    g.fillRect(a, 0, b - a, h);
+  }
+}
+
+function timelineBrush() {
+  const c = $('timeline');
+  const toNs = (x) => Math.max(0, Math.round((x - 4) / (c.clientWidth - 8) * (state.timeline ? state.timeline.duration_ns : 0)));
+  c.addEventListener('mousedown', (e) => { state.brush = { x0: e.offsetX, x1: e.offsetX, live: e.shiftKey }; });
+  c.addEventListener('mousemove', (e) => { if (state.brush) { state.brush.x1 = e.offsetX; drawTimeline(); } });
+  window.addEventListener('mouseup', () => {
+    const b = state.brush;
+    state.brush = null;
+    if (!b || Math.abs(b.x1 - b.x0) < 3) { drawTimeline(); return; }
+    const t0 = toNs(Math.min(b.x0, b.x1)), t1 = toNs(Math.max(b.x0, b.x1));
+    const p = params();
+    p.set(b.live ? 'live-between' : 'allocated-between', `${Math.round(t0 / 1000)}us,${Math.round(t1 / 1000)}us`);
+    navigate(p);
+  });
+}
+
+// ---- flame graph ----
+const ROW = 18;
+function colour(name) {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return `hsl(${150 + h % 70}, ${45 + h % 25}%, ${58 + (h >> 8) % 18}%)`;
+}
+
+function findPath(node, target, path = []) {
+  if (node === target) return [...path, node];
+  for (const ch of node.children) { const r = findPath(ch, target, [...path, node]); if (r) return r; }
+  return null;
+}
+
+function drawFlame() {
+  const fl = state.flame, c = $('flame');
+  if (!fl) return;
+  const up = fl.direction === 'up', root = fl.root, zoom = state.zoom || root;
+  const ancestors = (findPath(root, zoom) || [root]).slice(0, -1);
+  let depth = 0;
+  const measure = (n, d) => { depth = Math.max(depth, d); n.children.forEach((ch) => measure(ch, d + 1)); };
+  measure(zoom, ancestors.length);
+  c.setAttribute('height', Math.max(120, (depth + 1) * ROW + 4));
+  const [g, w, h] = fitCanvas(c);
+  const Y = (d) => up ? h - (d + 1) * ROW : d * ROW;
+  state.layout = [];
+  g.clearRect(0, 0, w, h);
+  g.font = '12px system-ui';
+  g.textBaseline = 'middle';
+  const box = (n, x, width, d, dim) => {
+    const y = Y(d);
+    g.fillStyle = n.other ? '#d8d8d8' : colour(n.name);
+    g.globalAlpha = dim ? 0.45 : 1;
+    g.fillRect(x, y, Math.max(width - 1, 0.5), ROW - 1);
+    g.globalAlpha = 1;
+    if (width > 30) {
+      g.fillStyle = '#111';
+      g.save(); g.beginPath(); g.rect(x, y, width - 2, ROW); g.clip();
+      g.fillText(n.name, x + 3, y + ROW / 2);
+      g.restore();
+    }
+    state.layout.push({ n, x, y, w: width });
+  };
+  ancestors.forEach((a, d) => box(a, 0, w, d, true));
+  const place = (n, x, width, d) => {
+    box(n, x, width, d, false);
+    let cx = x;
+    for (const ch of n.children) {
+      const cw = n.value ? width * ch.value / n.value : 0;
+      if (cw >= 0.3) place(ch, cx, cw, d + 1);
+      cx += cw;
+    }
+  };
+  place(zoom, 0, w, ancestors.length);
+  $('flame-total').textContent = `${fl.weight}: ${fl.weight === 'count' ? fmtCount(fl.total) : fmtBytes(fl.total)}` +
+    (fl.weight === 'live' ? ` at ${fmtTime(fl.at_ns)}` : '') + ` in ${fmtCount(fl.count)} allocations`;
+}
+
+function flameHit(e) {
+  const x = e.offsetX, y = e.offsetY;
+  return state.layout.find((b) => x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + ROW);
+}
+
+function flameEvents() {
+  const c = $('flame'), tip = $('tip');
+  c.addEventListener('mousemove', (e) => {
+    const b = flameHit(e), fl = state.flame;
+    if (!b || !fl) { tip.hidden = true; return; }
+    const n = b.n, pct = fl.total ? (100 * n.value / fl.total).toFixed(2) : '0';
+    const val = fl.weight === 'count' ? fmtCount(n.value) + ' allocations' : fmtBytes(n.value);
+    tip.textContent = `${n.name}\n${n.file ? n.file + ':' + n.line : n.other ? 'frames too small to draw, summed' : 'several lines or unknown file'}\n` +
+      `${val} (${pct}%) · ${fmtCount(n.count)} allocations`;
+    tip.style.whiteSpace = 'pre';
+    tip.hidden = false;
+    const box = c.parentElement.getBoundingClientRect(), cr = c.getBoundingClientRect();
+    tip.style.left = Math.min(cr.left - box.left + e.offsetX + 12, box.width - 300) + 'px';
+    tip.style.top = (cr.top - box.top + e.offsetY + 14) + 'px';
+  });
+  c.addEventListener('mouseleave', () => { tip.hidden = true; });
+  c.addEventListener('click', (e) => {
+    const b = flameHit(e);
+    if (!b || b.n.other || b.n === state.zoom) return;
+    state.zoomStack.push(state.zoom);
+    state.zoom = b.n;
+    drawFlame();
+  });
+  $('zoomout').addEventListener('click', () => { state.zoom = state.zoomStack.pop() || null; drawFlame(); });
+  $('reset').addEventListener('click', () => { state.zoom = null; state.zoomStack = []; drawFlame(); });
+  $('direction').addEventListener('click', () => setOption('direction', params().get('direction') === 'up' ? 'down' : 'up', 'down'));
+  $('weight').addEventListener('change', (e) => setOption('weight', e.target.value, 'bytes'));
+  $('at').addEventListener('change', (e) => setOption('at', e.target.value.trim(), ''));
+}
+
+// ---- table ----
+function drawTop(top) {
+  const body = document.querySelector('#top tbody');
+  body.textContent = '';
+  const sort = params().get('sort') || 'bytes';
+  document.querySelectorAll('#top th[data-sort]').forEach((th) => th.classList.toggle('sorted', th.dataset.sort === sort));
+  const rows = [...top.rows, { rank: 'all', name: `${fmtCount(top.rows_total)} rows`, ...top.total }];
+  for (const r of rows) {
+    const tr = document.createElement('tr');
+    const cells = [r.rank, fmtCount(r.calls), fmtBytes(r.bytes), fmtBytes(r.peak_bytes), fmtBytes(r.leaked_bytes),
+      fmtCount(r.temporary_count), r.name];
+    for (const v of cells) { const td = document.createElement('td'); td.textContent = v; tr.append(td); }
+    if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
+    body.append(tr);
+  }
+}
+
+// ---- loading ----
+async function refresh() {
+  urlToForm();
+  showError(null);
+  const p = params(), fq = filterQuery(p);
+  const flameQ = new URLSearchParams(fq), topQ = new URLSearchParams(fq), tlQ = new URLSearchParams(fq);
+  for (const k of ['weight', 'at', 'direction']) if (p.has(k)) flameQ.set(k, p.get(k));
+  for (const k of ['by', 'sort']) if (p.has(k)) topQ.set(k, p.get(k));
+  topQ.set('n', '50');
+  tlQ.set('points', String(Math.min(2000, Math.max(100, $('timeline').clientWidth | 0))));
+  try {
+    const [tl, fl, top] = await Promise.all([api('timeline', tlQ), api('flame', flameQ), api('top', topQ)]);
+    state.timeline = tl; state.flame = fl; state.zoom = null; state.zoomStack = [];
+    drawTimeline(); drawFlame(); drawTop(top);
+  } catch (e) {
+    showError(e);
+  }
+}
+
+async function main() {
+  try {
+    state.info = await api('info');
+    drawInfo(state.info);
+  } catch (e) {
+    $('info').textContent = 'cannot load the trace summary: ' + e.message;
+  }
+  $('filters').addEventListener('submit', (e) => { e.preventDefault(); navigate(formToUrl()); });
+  $('clear').addEventListener('click', () => {
+    const p = params(), q = new URLSearchParams();
+    for (const [k, v] of p) if (!FILTERS.includes(k)) q.append(k, v);
+    navigate(q);
+  });
+  $('by').addEventListener('change', (e) => setOption('by', e.target.value, 'backtrace'));
+  document.querySelectorAll('#top th[data-sort]').forEach((th) =>
+    th.addEventListener('click', () => setOption('sort', th.dataset.sort, 'bytes')));
+  timelineBrush();
+  flameEvents();
+  window.addEventListener('popstate', refresh);
+  window.addEventListener('resize', () => { drawTimeline(); drawFlame(); });
+  await refresh();
+}
+
+main();
