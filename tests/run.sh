@@ -33,6 +33,7 @@ run_suite unwind tests/integration/unwind.sh
 run_suite api tests/integration/api.sh
 run_suite analysis tests/analysis/run.sh
 run_suite web tests/web/api.sh
+run_suite browser tests/web/e2e.sh
 
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^FAIL ' "$log")

@@ -4,7 +4,8 @@ const FILTERS = ['live-between', 'allocated-between', 'live-at', 'leaked-or-free
   'size-min', 'size-max', 'through', 'not-through', 'alloc-site', 'thread', 'hide', 'leaked', 'temporary'];
 const PAIRS = new Set(['live-between', 'allocated-between']);
 const FLAGS = new Set(['leaked', 'temporary']);
-const state = { info: null, flame: null, zoom: null, zoomStack: [], layout: [] };
+const state = { info: null, flame: null, zoom: null, zoomStack: [], layout: [], top: null, sel: -1, search: null };
+window.heapscope = state;   // read by tests/web/e2e.mjs
 
 function fmtBytes(b) {
   const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -140,11 +141,32 @@ function drawTimeline() {
     g.strokeStyle = '#c00'; g.setLineDash([3, 3]); g.beginPath(); g.moveTo(x, 12); g.lineTo(x, h); g.stroke(); g.setLineDash([]);
     g.fillStyle = '#c00'; g.font = '11px system-ui'; g.fillText('peak ' + fmtBytes(state.info.peak_heap.bytes), Math.min(x + 3, w - 90), 11);
   }
+  // the time ranges of the current filter that are plain times (1.5s, 250ms, 40us, 98%)
+  const p = params();
+  for (const [k, fill, top] of [['allocated-between', 'rgba(42, 111, 219, 0.12)', 0], ['live-between', 'rgba(224, 112, 26, 0.14)', 1]]) {
+    const [a, b] = (p.get(k) || '').split(',').map((v) => parseTime(v, end));
+    if (a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b)) continue;
+    g.fillStyle = fill;
+    g.fillRect(X(a), 0, Math.max(1, X(b) - X(a)), h);
+    g.fillStyle = fill.replace(/[\d.]+\)$/, '0.8)');
+    g.fillRect(X(a), top ? h - 3 : 0, Math.max(1, X(b) - X(a)), 3);
+  }
   if (state.brush) {
     const [a, b] = [Math.min(state.brush.x0, state.brush.x1), Math.max(state.brush.x0, state.brush.x1)];
     g.fillStyle = state.brush.live ? 'rgba(224, 112, 26, 0.2)' : 'rgba(42, 111, 219, 0.2)';
     g.fillRect(a, 0, b - a, h);
   }
+}
+
+// A time of the filter language in ns when it is a plain one (start, end, 1.5s, 250ms, 40us, 100ns, 2min, 98%); else NaN.
+function parseTime(v, end) {
+  v = (v || '').trim();
+  if (v === 'start') return 0;
+  if (v === 'end') return end;
+  const m = /^(\d+(?:\.\d+)?)(ns|us|ms|s|min|%)$/.exec(v);
+  if (!m) return NaN;
+  const scale = { ns: 1, us: 1e3, ms: 1e6, s: 1e9, min: 60e9, '%': end / 100 }[m[2]];
+  return Math.min(end, +m[1] * scale);
 }
 
 function timelineBrush() {
@@ -192,9 +214,10 @@ function drawFlame() {
   g.clearRect(0, 0, w, h);
   g.font = '12px system-ui';
   g.textBaseline = 'middle';
+  const re = state.search;
   const box = (n, x, width, d, dim) => {
     const y = Y(d);
-    g.fillStyle = n.other ? '#d8d8d8' : colour(n.name);
+    g.fillStyle = n.other ? '#d8d8d8' : re && re.test(n.name) ? '#e040c0' : colour(n.name);
     g.globalAlpha = dim ? 0.45 : 1;
     g.fillRect(x, y, Math.max(width - 1, 0.5), ROW - 1);
     g.globalAlpha = 1;
@@ -217,6 +240,8 @@ function drawFlame() {
     }
   };
   place(zoom, 0, w, ancestors.length);
+  $('flame-zoom').textContent = state.zoom ? 'zoomed: ' + state.zoom.name : '';
+  drawSearch();
   $('flame-total').textContent = `${fl.weight}: ${fl.weight === 'count' ? fmtCount(fl.total) : fmtBytes(fl.total)}` +
     (fl.weight === 'live' ? ` at ${fmtTime(fl.at_ns)}` : '') + ` in ${fmtCount(fl.count)} allocations`;
 }
@@ -226,13 +251,45 @@ function flameHit(e) {
   return state.layout.find((b) => x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + ROW);
 }
 
+function zoomTo(n) {
+  if (!n || n.other || n === state.zoom) return;
+  state.zoomStack.push(state.zoom);
+  state.zoom = n;
+  drawFlame();
+}
+function zoomOut() { state.zoom = state.zoomStack.pop() || null; drawFlame(); }
+
+// Search: a case-insensitive regex (or the literal text when it is not one) on frame names.
+function setSearch(text) {
+  text = text.trim();
+  if (!text) state.search = null;
+  else {
+    try { state.search = new RegExp(text, 'i'); } catch { state.search = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'); }
+  }
+  drawFlame();
+}
+
+// The summed share of the matching nodes: a match under a match is counted once.
+function drawSearch() {
+  const fl = state.flame, re = state.search, out = $('search-result');
+  if (!fl || !re) { out.textContent = ''; return; }
+  let sum = 0, nodes = 0;
+  const walk = (n) => {
+    if (!n.other && re.test(n.name)) { sum += n.value; nodes++; return; }
+    n.children.forEach(walk);
+  };
+  fl.root.children.forEach(walk);
+  const pct = fl.total ? (100 * sum / fl.total).toFixed(2) : '0.00';
+  out.textContent = nodes ? `matched: ${fl.weight === 'count' ? fmtCount(sum) : fmtBytes(sum)} (${pct}%)` : 'no match';
+}
+
 function flameEvents() {
   const c = $('flame'), tip = $('tip');
   c.addEventListener('mousemove', (e) => {
     const b = flameHit(e), fl = state.flame;
     if (!b || !fl) { tip.hidden = true; return; }
     const n = b.n, pct = fl.total ? (100 * n.value / fl.total).toFixed(2) : '0';
-    const val = fl.weight === 'count' ? fmtCount(n.value) + ' allocations' : fmtBytes(n.value);
+    const val = fl.weight === 'count' ? fmtCount(n.value) + ' allocations' : `${fmtBytes(n.value)} (${fmtCount(n.value)} B)`;
     tip.textContent = `${n.name}\n${n.file ? n.file + ':' + n.line : n.other ? 'frames too small to draw, summed' : 'several lines or unknown file'}\n` +
       `${val} (${pct}%) · ${fmtCount(n.count)} allocations`;
     tip.style.whiteSpace = 'pre';
@@ -244,12 +301,10 @@ function flameEvents() {
   c.addEventListener('mouseleave', () => { tip.hidden = true; });
   c.addEventListener('click', (e) => {
     const b = flameHit(e);
-    if (!b || b.n.other || b.n === state.zoom) return;
-    state.zoomStack.push(state.zoom);
-    state.zoom = b.n;
-    drawFlame();
+    if (b) zoomTo(b.n);
   });
-  $('zoomout').addEventListener('click', () => { state.zoom = state.zoomStack.pop() || null; drawFlame(); });
+  $('zoomout').addEventListener('click', zoomOut);
+  $('search').addEventListener('input', (e) => setSearch(e.target.value));
   $('reset').addEventListener('click', () => { state.zoom = null; state.zoomStack = []; drawFlame(); });
   $('direction').addEventListener('click', () => setOption('direction', params().get('direction') === 'up' ? 'down' : 'up', 'down'));
   $('weight').addEventListener('change', (e) => setOption('weight', e.target.value, 'bytes'));
@@ -257,19 +312,128 @@ function flameEvents() {
 }
 
 // ---- table ----
+function topRow(r, cls) {
+  const tr = document.createElement('tr');
+  const cells = [r.rank, fmtCount(r.calls), fmtBytes(r.bytes), fmtBytes(r.peak_bytes), fmtBytes(r.leaked_bytes),
+    fmtCount(r.temporary_count), r.name];
+  for (const v of cells) { const td = document.createElement('td'); td.textContent = v; tr.append(td); }
+  if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
+  if (cls) tr.className = cls;
+  return tr;
+}
+
 function drawTop(top) {
   const body = document.querySelector('#top tbody');
   body.textContent = '';
+  state.top = top;
+  state.sel = -1;
   const sort = params().get('sort') || 'bytes';
   document.querySelectorAll('#top th[data-sort]').forEach((th) => th.classList.toggle('sorted', th.dataset.sort === sort));
   const rows = [...top.rows, { rank: 'all', name: `${fmtCount(top.rows_total)} rows`, ...top.total }];
-  for (const r of rows) {
-    const tr = document.createElement('tr');
-    const cells = [r.rank, fmtCount(r.calls), fmtBytes(r.bytes), fmtBytes(r.peak_bytes), fmtBytes(r.leaked_bytes),
-      fmtCount(r.temporary_count), r.name];
-    for (const v of cells) { const td = document.createElement('td'); td.textContent = v; tr.append(td); }
-    if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
+  rows.forEach((r, k) => {
+    const tr = topRow(r, k < top.rows.length ? 'site' : 'all');
+    if (k < top.rows.length) {
+      tr.dataset.rank = r.rank;
+      tr.addEventListener('click', () => select(k));
+    }
     body.append(tr);
+  });
+}
+
+// ---- table keyboard: selection, callers, zoom ----
+const siteRows = () => [...document.querySelectorAll('#top tbody tr.site')];
+
+function select(k) {
+  const rows = siteRows();
+  if (!rows.length) return;
+  state.sel = Math.max(0, Math.min(rows.length - 1, k));
+  rows.forEach((tr, i) => tr.classList.toggle('selected', i === state.sel));
+  rows[state.sel].scrollIntoView({ block: 'nearest' });
+}
+
+async function expandCallers() {
+  const tr = siteRows()[state.sel];
+  if (!tr || tr.classList.contains('expanded')) return;
+  const p = params(), q = filterQuery(p);
+  for (const k of ['by', 'sort']) if (p.has(k)) q.set(k, p.get(k));
+  q.set('callers', tr.dataset.rank);
+  q.set('n', '20');
+  q.set('frames', '1');
+  try {
+    const res = await api('top', q);
+    if (tr.classList.contains('expanded') || !tr.isConnected) return;
+    tr.classList.add('expanded');
+    let after = tr;
+    for (const r of res.rows) {
+      const sub = topRow({ ...r, rank: '↳ ' + r.rank }, 'callers');
+      after.after(sub);
+      after = sub;
+    }
+    if (!res.rows.length) { const sub = topRow({ ...res.total, rank: '↳', name: 'no callers' }, 'callers'); after.after(sub); }
+  } catch (e) {
+    showError(e);
+  }
+}
+
+function collapseCallers() {
+  const tr = siteRows()[state.sel];
+  if (!tr) return;
+  tr.classList.remove('expanded');
+  while (tr.nextElementSibling && tr.nextElementSibling.classList.contains('callers')) tr.nextElementSibling.remove();
+}
+
+// The flame node of the selected row's function: its allocation site (innermost frame), the shallowest match.
+function zoomToSelected() {
+  const r = state.top && state.top.rows[state.sel], fl = state.flame;
+  if (!r || !fl) return;
+  const name = r.frames && r.frames.length ? r.frames[0].function || r.frames[0].address : r.name.split(/\s+/)[0];
+  let level = [fl.root];
+  while (level.length) {
+    const hit = level.find((n) => n.name === name);
+    if (hit) { state.zoom = null; state.zoomStack = []; zoomTo(hit); $('flame').scrollIntoView({ block: 'nearest' }); return; }
+    level = level.flatMap((n) => n.children);
+  }
+  showError(`${name} is not in the flame graph (too small, or hidden)`);
+}
+
+function toggleHelp(show) {
+  const h = $('help');
+  h.hidden = show === undefined ? !h.hidden : !show;
+}
+
+function keys() {
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target, typing = t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement;
+    if (e.key === 'Escape') { toggleHelp(false); if (t === $('search')) t.blur(); return; }
+    if (typing) return;
+    const k = e.key, rows = siteRows().length;
+    if (k === '/') { e.preventDefault(); $('search').focus(); $('search').select(); }
+    else if (k === '?') toggleHelp();
+    else if ((k === 'ArrowDown' || k === 'j') && rows) { e.preventDefault(); select(state.sel + 1); }
+    else if ((k === 'ArrowUp' || k === 'k') && rows) { e.preventDefault(); select(state.sel < 0 ? 0 : state.sel - 1); }
+    else if ((k === 'ArrowRight' || k === 'l') && state.sel >= 0) { e.preventDefault(); expandCallers(); }
+    else if ((k === 'ArrowLeft' || k === 'h') && state.sel >= 0) { e.preventDefault(); collapseCallers(); }
+    else if (k === 'Enter' && state.sel >= 0) { e.preventDefault(); zoomToSelected(); }
+    else if (k === 'Backspace') { e.preventDefault(); zoomOut(); }
+  });
+  $('help-close').addEventListener('click', () => toggleHelp(false));
+}
+
+// ---- export ----
+async function exportTop() {
+  const p = params(), q = filterQuery(p);
+  for (const k of ['by', 'sort']) if (p.has(k)) q.set(k, p.get(k));
+  q.set('n', '0');
+  try {
+    const body = await api('top', q);
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([JSON.stringify(body, null, 1)], { type: 'application/json' }));
+    a.download = 'heapscope-top.json';
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  } catch (e) {
+    showError(e);
   }
 }
 
@@ -290,6 +454,7 @@ async function refresh() {
   } catch (e) {
     showError(e);
   }
+  state.loads = (state.loads || 0) + 1;   // tests wait on it
 }
 
 async function main() {
@@ -310,6 +475,8 @@ async function main() {
     th.addEventListener('click', () => setOption('sort', th.dataset.sort, 'bytes')));
   timelineBrush();
   flameEvents();
+  keys();
+  $('export-top').addEventListener('click', exportTop);
   window.addEventListener('popstate', refresh);
   window.addEventListener('resize', () => { drawTimeline(); drawFlame(); });
   await refresh();
