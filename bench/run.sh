@@ -233,6 +233,46 @@ for wl in $WLS; do
     measure_rss_time "$wl" htprint heaptrack_print "$(ht_file "$wl")"
 done
 
+# The viewer on the largest trace: from `heapscope view` to the first page's
+# data (info, timeline, flame, table answered), then one Apply of a filter.
+VIEW_LINE="viewer: n/a"
+now_s() { date +%s.%N; }
+view_get() { # PORT PATH -> 0 when the API answered 200
+    python3 - "$1" "$2" <<'PY'
+import sys, urllib.request
+try:
+    with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}{sys.argv[2]}", timeout=120) as r:
+        r.read()
+        sys.exit(0 if r.status == 200 else 1)
+except Exception:
+    sys.exit(1)
+PY
+}
+vwl=churn-1t
+if [ $HAVE_HS = 1 ] && [ -s "$T/hs-$vwl.full" ]; then
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    t0=$(now_s)
+    "$HS" view --port "$port" "$T/hs-$vwl.full" >"$T/view.log" 2>&1 &
+    vpid=$!
+    ready=""
+    for _ in $(seq 1 600); do
+        if view_get "$port" /api/info; then ready=1; break; fi
+        sleep 0.1
+    done
+    if [ -n "$ready" ] && view_get "$port" "/api/timeline" && view_get "$port" "/api/flame" && view_get "$port" "/api/top"; then
+        t1=$(now_s)
+        f='live-between=25%25,75%25'
+        view_get "$port" "/api/timeline?$f" && view_get "$port" "/api/flame?$f" && view_get "$port" "/api/top?$f"
+        t2=$(now_s)
+        VIEW_LINE=$(awk -v a="$t0" -v b="$t1" -v c="$t2" \
+            'BEGIN{printf "viewer on (a), 20M events: first page data in %.2f s, Apply of a live-between filter %.2f s", b-a, c-b}')
+    else
+        VIEW_LINE="viewer: n/a ($(tail -n 1 "$T/view.log"))"
+    fi
+    kill "$vpid" 2>/dev/null
+    wait "$vpid" 2>/dev/null
+fi
+
 # ---------------------------------------------------------------- results
 median() { # numbers on stdin (whitespace separated) -> median, or empty
     tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{if (NR==0) exit; if (NR%2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2]+a[NR/2+1])/2}'
@@ -377,6 +417,8 @@ REP=$T/report.txt
         echo "notes:"
         printf '  %s\n' "${NOTES[@]}"
     fi
+    echo
+    echo "$VIEW_LINE (heaptrack_print on the same program: $(fmt_s "$(med churn-1t htprint)") s)"
     echo
     echo "total bench time: $(elapsed)s"
 } >"$REP"
