@@ -75,7 +75,7 @@ $(BUILD)/gen/assets.c: build-aux/embed.sh $(WEB_FILES)
 
 $(BUILD)/obj/gen/assets.o: $(BUILD)/gen/assets.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) -Isrc $(CFLAGS) -c $< -o $@
 
 test: deps
 	@build-aux/deps.sh test

@@ -298,6 +298,26 @@ static int slow_walk(struct hs_thread *t)
 	return k;
 }
 
+/*
+ * Field by field: GCC turns a 64-byte struct copy (or memcpy) into rep movs
+ * here, whose start-up cost was most of the time of a short walk.
+ */
+static inline void copy_frame(struct hs_uframe *dst, const struct hs_uframe *src)
+{
+	dst->ip = src->ip;
+	dst->sp = src->sp;
+	dst->bp = src->bp;
+	dst->ra_addr = src->ra_addr;
+	dst->ra_val = src->ra_val;
+	dst->bp_addr = src->bp_addr;
+	dst->bp_val = src->bp_val;
+	dst->node = src->node;
+	dst->bp_ok = src->bp_ok;
+	dst->uses_bp = src->uses_bp;
+	dst->bp_rule = src->bp_rule;
+	dst->need_bp = src->need_bp;
+}
+
 static inline int unchanged(const struct hs_unwind_state *u, int m)
 {
 	for (int i = 0, end = u->chk_end[m]; i < end; i++)
@@ -320,7 +340,7 @@ static void append_walk(struct hs_unwind_state *u, int keep, int nn)
 		struct hs_uframe *f = &u->f[k];
 		int outer_needs = k > 0 && u->f[k - 1].need_bp;
 
-		*f = u->cur[i];
+		copy_frame(f, &u->cur[i]);
 		f->need_bp = f->uses_bp || (f->bp_rule == BP_SAME && outer_needs);
 		if (f->ra_addr) {
 			u->chk_addr[c] = f->ra_addr;
