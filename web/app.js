@@ -4,7 +4,7 @@ const FILTERS = ['live-between', 'allocated-between', 'live-at', 'leaked-or-free
   'size-min', 'size-max', 'through', 'not-through', 'alloc-site', 'thread', 'hide', 'leaked', 'temporary'];
 const PAIRS = new Set(['live-between', 'allocated-between']);
 const FLAGS = new Set(['leaked', 'temporary']);
-const state = { info: null, flame: null, zoom: null, zoomStack: [], layout: [], top: null, sel: -1, search: null };
+const state = { tab: 'flame', leaks: null, lifetimes: null, info: null, flame: null, zoom: null, zoomStack: [], layout: [], top: null, sel: -1, search: null };
 window.heapscope = state;   // read by tests/web/e2e.mjs
 
 function fmtBytes(b) {
@@ -47,7 +47,7 @@ function formToUrl() {
     const v = f.elements[name].value.trim();
     if (v) q.set(name, v);
   }
-  for (const k of ['weight', 'at', 'direction', 'by', 'sort']) if (p.has(k)) q.set(k, p.get(k));
+  for (const k of ['weight', 'at', 'direction', 'by', 'sort', 'tab']) if (p.has(k)) q.set(k, p.get(k));
   return q;
 }
 
@@ -255,9 +255,35 @@ function zoomTo(n) {
   if (!n || n.other || n === state.zoom) return;
   state.zoomStack.push(state.zoom);
   state.zoom = n;
+  zoomToUrl();
   drawFlame();
 }
-function zoomOut() { state.zoom = state.zoomStack.pop() || null; drawFlame(); }
+function zoomOut() { state.zoom = state.zoomStack.pop() || null; zoomToUrl(); drawFlame(); }
+function zoomReset() { state.zoom = null; state.zoomStack = []; zoomToUrl(); drawFlame(); }
+
+// The zoomed frame is part of the URL: zoom=NAME;NAME;... from the root's child down (replaces the current entry,
+// so a link, a reload or Back to this view restores it).
+function zoomToUrl() {
+  const p = params(), path = state.zoom && state.flame ? findPath(state.flame.root, state.zoom) : null;
+  if (path && path.length > 1) p.set('zoom', path.slice(1).map((n) => n.name).join(';')); else p.delete('zoom');
+  const q = p.toString();
+  if (q !== location.search.replace(/^\?/, '')) history.replaceState(null, '', q ? '?' + q : location.pathname);
+}
+
+// The flame node of the URL's zoom path, and the stack of its ancestors for Zoom out; a missing frame stops the walk.
+function zoomFromUrl() {
+  state.zoom = null; state.zoomStack = [];
+  const z = params().get('zoom');
+  if (!z || !state.flame) return;
+  let n = state.flame.root;
+  for (const name of z.split(';')) {
+    const ch = n.children.find((c) => c.name === name && !c.other);
+    if (!ch) break;
+    state.zoomStack.push(n === state.flame.root ? null : n);
+    n = ch;
+  }
+  if (n !== state.flame.root) state.zoom = n; else state.zoomStack = [];
+}
 
 // Search: a case-insensitive regex (or the literal text when it is not one) on frame names.
 function setSearch(text) {
@@ -305,7 +331,7 @@ function flameEvents() {
   });
   $('zoomout').addEventListener('click', zoomOut);
   $('search').addEventListener('input', (e) => setSearch(e.target.value));
-  $('reset').addEventListener('click', () => { state.zoom = null; state.zoomStack = []; drawFlame(); });
+  $('reset').addEventListener('click', zoomReset);
   $('direction').addEventListener('click', () => setOption('direction', params().get('direction') === 'up' ? 'down' : 'up', 'down'));
   $('weight').addEventListener('change', (e) => setOption('weight', e.target.value, 'bytes'));
   $('at').addEventListener('change', (e) => setOption('at', e.target.value.trim(), ''));
@@ -437,6 +463,120 @@ async function exportTop() {
   }
 }
 
+// ---- tabs: flame graph and table, leaks, lifetimes ----
+function showTab() {
+  const t = state.tab;
+  $('flame-box').hidden = $('top-box').hidden = t !== 'flame';
+  $('leaks-box').hidden = t !== 'leaks';
+  $('lifetimes-box').hidden = t !== 'lifetimes';
+  document.querySelectorAll('#tabs button').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.tab === t)));
+}
+
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// A site's small timeline: all its live bytes (filled) and those of its kept blocks (line), one scale.
+function drawSpark(c, all, kept) {
+  c.setAttribute('height', 28);
+  const [g, w, h] = fitCanvas(c), n = all.length, max = Math.max(1, ...all, ...kept);
+  const X = (k) => 1 + (w - 2) * (k + 1) / n, Y = (v) => h - 1 - (h - 3) * v / max;
+  const css = getComputedStyle(document.documentElement);
+  g.clearRect(0, 0, w, h);
+  g.beginPath(); g.moveTo(1, h - 1);
+  all.forEach((v, k) => g.lineTo(X(k), Y(v)));
+  g.lineTo(X(n - 1), h - 1); g.closePath();
+  g.fillStyle = 'rgba(42, 111, 219, 0.25)'; g.fill();
+  g.strokeStyle = css.getPropertyValue('--heap'); g.lineWidth = 1; g.stroke();
+  g.beginPath(); g.moveTo(1, Y(0));
+  kept.forEach((v, k) => g.lineTo(X(k), Y(v)));
+  g.strokeStyle = css.getPropertyValue('--filt'); g.lineWidth = 1.5; g.stroke();
+}
+
+function drawLeaks() {
+  const lk = state.leaks, body = $('leaks').tBodies[0];
+  body.textContent = '';
+  lk.sites.forEach((s, i) => {
+    const tr = document.createElement('tr');
+    const cells = [s.rank, s.verdict, fmtCount(s.calls), fmtBytes(s.bytes), fmtCount(s.leaked_count), fmtBytes(s.leaked_bytes),
+      fmtBytes(s.kept_bytes), null, s.name];
+    for (const v of cells) {
+      const td = document.createElement('td');
+      if (v === null) { const c = document.createElement('canvas'); td.append(c); } else td.textContent = v;
+      tr.append(td);
+    }
+    tr.children[1].className = 'verdict';
+    tr.title = 'show this site in the flame graph and table';
+    tr.addEventListener('click', () => showSite(s));
+    body.append(tr);
+    drawSpark(tr.querySelector('canvas'), s.live, lk.kept_live ? lk.kept_live[i] : s.live.map(() => 0));
+  });
+  $('leaks-note').textContent = lk.sites.length ? `${lk.suspects} suspects among ${fmtCount(lk.sites_total)} sites` +
+    (lk.suspects > lk.sites.length ? ` (first ${lk.sites.length} shown)` : '') : 'no leak suspects with this filter';
+}
+
+// A leak suspect in the flame graph and table: its allocation site's function as the alloc-site filter.
+function showSite(s) {
+  const fr = s.frames && s.frames[0], name = fr && fr.function ? fr.function : s.name.split(/\s+/)[0];
+  const p = params();
+  p.set('alloc-site', '^' + escapeRe(name) + '$');
+  p.delete('tab'); p.delete('zoom');
+  navigate(p);
+}
+
+function drawLifetimes() {
+  const lt = state.lifetimes, c = $('lifetimes');
+  if (!lt || c.clientWidth === 0) return;
+  const [g, w, h] = fitCanvas(c), L = 58, B = 22, T = 8, R = 10, end = lt.duration_ns || 1;
+  const lo = 3, hi = Math.max(lo + 1, Math.log10(Math.max(lt.max_life_ns, 1e3)));   // 1 us to the longest lifetime
+  const X = (t) => L + (w - L - R) * t / end, Y = (life) => h - B - (h - B - T) * (Math.log10(Math.max(life, 1e3)) - lo) / (hi - lo);
+  g.clearRect(0, 0, w, h);
+  g.strokeStyle = '#d8dde6'; g.fillStyle = '#667'; g.font = '11px system-ui'; g.lineWidth = 1;
+  for (let e = lo; e <= hi; e++) {
+    const y = Y(10 ** e);
+    g.beginPath(); g.moveTo(L, y); g.lineTo(w - R, y); g.stroke();
+    g.fillText(fmtTime(10 ** e), 2, y + 4);
+  }
+  for (let k = 0; k <= 10; k++) {
+    const x = X(end * k / 10);
+    g.beginPath(); g.moveTo(x, T); g.lineTo(x, h - B); g.stroke();
+    g.textAlign = k === 10 ? 'right' : k ? 'center' : 'left';
+    g.fillText(fmtTime(end * k / 10), x, h - 6);
+  }
+  g.textAlign = 'left';
+  let drawn = 0;
+  for (const leaked of [0, 1]) {
+    g.fillStyle = leaked ? 'rgba(198, 40, 40, 0.75)' : 'rgba(42, 111, 219, 0.45)';
+    for (const [t, life, , lk] of lt.points) {
+      if (lk !== leaked) continue;
+      g.fillRect(X(t) - 1.5, Y(life) - 1.5, 3, 3);
+      drawn++;
+    }
+  }
+  state.lifetimesDrawn = drawn;
+  $('lifetimes-note').textContent = `${fmtCount(lt.count)} points of ${fmtCount(lt.matched_records)} allocations` +
+    (lt.stride > 1 ? ` (every ${lt.stride}th)` : '') + (lt.filter ? ` · filter ${lt.filter}` : '');
+}
+
+// ---- copy as command: the heapscope top command line of the current view ----
+const shellQuote = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+function commandLine() {
+  const p = params(), argv = ['heapscope', 'top', state.info ? state.info.file : 'TRACE'];
+  for (const [k, v] of p) {
+    if (!FILTERS.includes(k)) continue;
+    if (PAIRS.has(k)) argv.push('--' + k, ...v.split(','));
+    else if (FLAGS.has(k)) { if (v !== '0' && v !== 'false') argv.push('--' + k); }
+    else argv.push('--' + k, v);
+  }
+  if (p.has('by')) argv.push('--by', p.get('by'));
+  if (p.has('sort')) argv.push('--sort', p.get('sort'));
+  return argv.map(shellQuote).join(' ');
+}
+async function copyCommand() {
+  const text = commandLine(), out = $('command');
+  out.textContent = text;
+  out.hidden = false;
+  try { await navigator.clipboard.writeText(text); out.title = 'copied to the clipboard'; } catch { out.title = 'select and copy'; }
+}
+
 // ---- loading ----
 async function refresh() {
   urlToForm();
@@ -447,13 +587,25 @@ async function refresh() {
   for (const k of ['by', 'sort']) if (p.has(k)) topQ.set(k, p.get(k));
   topQ.set('n', '50');
   tlQ.set('points', String(Math.min(2000, Math.max(100, $('timeline').clientWidth | 0))));
+  state.tab = ['leaks', 'lifetimes'].includes(p.get('tab')) ? p.get('tab') : 'flame';
+  showTab();
+  const leaksQ = new URLSearchParams(fq), ltQ = new URLSearchParams(fq);
+  for (const k of ['by']) if (p.has(k)) leaksQ.set(k, p.get(k));
+  leaksQ.set('n', '20');
+  ltQ.set('points', '5000');
   try {
-    const [tl, fl, top] = await Promise.all([api('timeline', tlQ), api('flame', flameQ), api('top', topQ)]);
-    state.timeline = tl; state.flame = fl; state.zoom = null; state.zoomStack = [];
+    const [tl, fl, top, lk, lt] = await Promise.all([api('timeline', tlQ), api('flame', flameQ), api('top', topQ),
+      state.tab === 'leaks' ? api('leaks', leaksQ) : null, state.tab === 'lifetimes' ? api('lifetimes', ltQ) : null]);
+    state.timeline = tl; state.flame = fl;
+    zoomFromUrl();
     drawTimeline(); drawFlame(); drawTop(top);
+    state.leaks = lk; state.lifetimes = lt;
+    if (lk) drawLeaks();
+    if (lt) drawLifetimes();
   } catch (e) {
     showError(e);
   }
+  if (!$('command').hidden) $('command').textContent = commandLine();
   state.loads = (state.loads || 0) + 1;   // tests wait on it
 }
 
@@ -477,8 +629,11 @@ async function main() {
   flameEvents();
   keys();
   $('export-top').addEventListener('click', exportTop);
+  document.querySelectorAll('#tabs button').forEach((b) =>
+    b.addEventListener('click', () => setOption('tab', b.dataset.tab, 'flame')));
+  $('copy-command').addEventListener('click', copyCommand);
   window.addEventListener('popstate', refresh);
-  window.addEventListener('resize', () => { drawTimeline(); drawFlame(); });
+  window.addEventListener('resize', () => { drawTimeline(); drawFlame(); if (state.tab === 'lifetimes') drawLifetimes(); });
   await refresh();
 }
 

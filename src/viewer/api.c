@@ -8,6 +8,7 @@
 #include "../analysis/filter.h"
 #include "../analysis/flame.h"
 #include "../analysis/leaks.h"
+#include "../analysis/lifetimes.h"
 #include "../analysis/stacks.h"
 #include "../analysis/timeline.h"
 #include "../analysis/timespec.h"
@@ -18,9 +19,9 @@
 #include "../render/top.h"
 #include "api.h"
 
-enum endpoint { EP_INFO, EP_TIMELINE, EP_FLAME, EP_TOP, EP_LEAKS, EP_COUNT };
+enum endpoint { EP_INFO, EP_TIMELINE, EP_FLAME, EP_TOP, EP_LEAKS, EP_LIFETIMES, EP_COUNT };
 
-static const char *const endpoint_names[EP_COUNT] = { "info", "timeline", "flame", "top", "leaks" };
+static const char *const endpoint_names[EP_COUNT] = { "info", "timeline", "flame", "top", "leaks", "lifetimes" };
 
 /* The parameters of each endpoint besides the filters, for checks and messages. */
 static const char *const endpoint_params[EP_COUNT] = {
@@ -29,6 +30,7 @@ static const char *const endpoint_params[EP_COUNT] = {
 	"weight, at, direction, min",
 	"by, sort, n, frames, callers",
 	"by, n, frames, all",
+	"points",
 };
 
 static const char *const by_names[] = { "backtrace", "function", "line", "library" };
@@ -39,6 +41,8 @@ static const char *const filter_pairs[] = { "allocated-between", "live-between",
 
 #define MAX_POINTS 10000
 #define DEFAULT_POINTS 400
+#define MAX_LIFETIME_POINTS 100000
+#define DEFAULT_LIFETIME_POINTS 5000
 
 struct request {
 	enum endpoint ep;
@@ -187,6 +191,11 @@ static int own_param(struct request *q, const char *key, const char *v)
 		if (parse_int(v, 2, MAX_POINTS, &q->points) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for points; give a number from 2 to %d", v ? v : "", MAX_POINTS);
+	} else if (ep == EP_LIFETIMES && !strcmp(key, "points")) {
+		if (parse_int(v, 1, MAX_LIFETIME_POINTS, &q->points) == 0)
+			return 0;
+		snprintf(q->err, sizeof(q->err), "bad value '%s' for points; give a number from 1 to %d", v ? v : "",
+			 MAX_LIFETIME_POINTS);
 	} else if (ep == EP_FLAME && !strcmp(key, "weight")) {
 		q->have_weight = 1;
 		if (pick(v, hs_flame_weight_names, HS_WEIGHT_COUNT_, &q->weight) == 0)
@@ -429,6 +438,117 @@ out:
 	return rc;
 }
 
+static unsigned leaks_bucket(uint64_t ns, uint64_t end)
+{
+	unsigned b = end ? (unsigned)((double)ns * HS_LEAKS_BUCKETS / (double)end) : 0;
+	return b < HS_LEAKS_BUCKETS ? b : HS_LEAKS_BUCKETS - 1;
+}
+
+/*
+ * The heapscope-leaks/1 document of the CLI plus "kept_live": for each listed site, in the same order, the live
+ * bytes of its kept blocks (leaked, or freed in the last 2% after living 2% of the run) at the end of each 2% of
+ * the run, on the same buckets as its "live" series.
+ */
+static int leaks_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st,
+		      const struct hs_render_leaks *ctx, const struct hs_leaks *lk)
+{
+	const struct hs_alloctab *t = api->tab;
+	uint64_t end = t->end_ns, late = end - end / 50, min_life = end / 50;
+	uint32_t n = q->all ? lk->nsites : lk->nsuspects, maxkey = 0, *slot = NULL, last_stack = UINT32_MAX, key = 0;
+	double *diff = NULL;
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *m;
+	int all = hs_filter_passes_all(&q->f), rc = 0;
+
+	if (q->n > 0 && (uint32_t)q->n < n)
+		n = (uint32_t)q->n;
+	if (!(m = open_memstream(&doc, &len)))
+		return -ENOMEM;
+	hs_render_leaks_json(m, ctx, lk);
+	if (fclose(m) != 0 || len < 3 || strcmp(doc + len - 3, "]}\n")) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (lk->sites[i].key > maxkey)
+			maxkey = lk->sites[i].key;
+	if (!(slot = malloc(((size_t)maxkey + 1) * sizeof(*slot))) ||
+	    !(diff = calloc((size_t)(n ? n : 1) * HS_LEAKS_BUCKETS, sizeof(*diff)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t k = 0; k <= maxkey; k++)
+		slot[k] = UINT32_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		slot[lk->sites[i].key] = i;
+	for (uint64_t i = 0; n && i < t->n; i++) {
+		const struct hs_alloc *a = hs_alloctab_at(t, i);
+		uint64_t t1 = hs_alloc_free_time(a);
+		double *d, b;
+
+		if (a->stack != last_stack) {
+			last_stack = a->stack;
+			key = hs_stacks_key(st, a->stack);
+		}
+		if (key > maxkey || slot[key] == UINT32_MAX)
+			continue;
+		if (!hs_alloc_leaked(a) && (t1 < late || hs_alloc_lifetime(a, end) < min_life))
+			continue;
+		if (!all && !hs_filter_match(&q->f, t, a))
+			continue;
+		d = &diff[(size_t)slot[key] * HS_LEAKS_BUCKETS];
+		b = hs_alloctab_weight(t, hs_alloc_size(a)) * (double)hs_alloc_size(a);
+		d[leaks_bucket(hs_alloc_time(a), end)] += b;
+		if (!hs_alloc_leaked(a))
+			d[leaks_bucket(t1, end)] -= b;
+	}
+	fwrite(doc, 1, len - 2, f);
+	fputs(",\n \"kept_live\": [", f);
+	for (uint32_t i = 0; i < n; i++) {
+		double live = 0;
+		fputs(i ? ",\n  [" : "\n  [", f);
+		for (unsigned b = 0; b < HS_LEAKS_BUCKETS; b++) {
+			live += diff[(size_t)i * HS_LEAKS_BUCKETS + b];
+			fprintf(f, "%s%.0f", b ? ", " : "", live > 0 ? live : 0);
+		}
+		fputc(']', f);
+	}
+	fputs("]}\n", f);
+out:
+	free(doc);
+	free(slot);
+	free(diff);
+	return rc;
+}
+
+/* heapscope-viewer-lifetimes/1: allocation time against lifetime of the filtered allocations, every stride-th. */
+static int lifetimes_json(FILE *f, struct hs_api *api, struct request *q)
+{
+	struct hs_lifetimes lt = { 0 };
+	int rc;
+
+	if ((rc = hs_lifetimes_build(&lt, api->tab, &q->f, (uint64_t)q->points)) < 0)
+		goto out;
+	fputs("{\"schema\": \"heapscope-viewer-lifetimes/1\", \"file\": ", f);
+	hs_json_string(f, api->path);
+	fputs(", \"filter\": ", f);
+	hs_json_string(f, q->f.desc);
+	fprintf(f, ", \"duration_ns\": %llu, \"matched_records\": %llu, \"stride\": %llu, \"count\": %llu, \"max_life_ns\": %llu,\n"
+		   " \"fields\": [\"time_ns\", \"life_ns\", \"size\", \"leaked\"],\n \"points\": [",
+		(unsigned long long)api->tab->end_ns, (unsigned long long)lt.matched, (unsigned long long)lt.stride,
+		(unsigned long long)lt.n, (unsigned long long)lt.max_life_ns);
+	for (uint64_t i = 0; i < lt.n; i++) {
+		const struct hs_lifetimes_point *p = &lt.pts[i];
+		fprintf(f, "%s[%llu, %llu, %llu, %d]", i ? (i % 8 ? ", " : ",\n  ") : "", (unsigned long long)p->time_ns,
+			(unsigned long long)p->life_ns, (unsigned long long)p->size, p->leaked ? 1 : 0);
+	}
+	fputs("]}\n", f);
+out:
+	hs_lifetimes_free(&lt);
+	return rc;
+}
+
 /* Runs one parsed request; the body goes to f. */
 static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st, struct hs_api_reply *reply)
 {
@@ -457,10 +577,13 @@ static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stac
 		struct hs_render_leaks ctx = { .path = api->path, .tab = api->tab, .filter = &q->f, .st = st,
 					       .limit = q->n, .frames = q->frames, .all = q->all };
 		if ((rc = hs_leaks_build(&lk, api->tab, &q->f, st)) == 0)
-			hs_render_leaks_json(f, &ctx, &lk);
+			rc = leaks_json(f, api, q, st, &ctx, &lk);
 		hs_leaks_free(&lk);
 		break;
 	}
+	case EP_LIFETIMES:
+		rc = lifetimes_json(f, api, q);
+		break;
 	default:
 		break;
 	}
@@ -479,7 +602,7 @@ int hs_api_get(struct hs_api *api, const char *endpoint, const struct hs_api_par
 
 	memset(reply, 0, sizeof(*reply));
 	if (pick(endpoint, endpoint_names, EP_COUNT, &ep) < 0) {
-		rc = hs_api_error(reply, 404, "no such API endpoint; use /api/info, /api/timeline, /api/flame, /api/top or /api/leaks");
+		rc = hs_api_error(reply, 404, "no such API endpoint; use /api/info, /api/timeline, /api/flame, /api/top, /api/leaks or /api/lifetimes");
 		goto out;
 	}
 	if (!(q = calloc(1, sizeof(*q)))) {
@@ -491,7 +614,7 @@ int hs_api_get(struct hs_api *api, const char *endpoint, const struct hs_api_par
 	q->sort = HS_SORT_BYTES;
 	q->n = 20;
 	q->frames = 6;
-	q->points = DEFAULT_POINTS;
+	q->points = ep == EP_LIFETIMES ? DEFAULT_LIFETIME_POINTS : DEFAULT_POINTS;
 	q->down = 1;
 	q->min = 0.005;
 	if (parse_request(q, params, nparams) < 0) {

@@ -92,6 +92,20 @@ expect timeline "200 11" "$code $(field 'len(j["heap"])')"
 code=$(get "$U/api/leaks?n=3")
 expect leaks "200 heapscope-leaks/1" "$code $(field 'j["schema"]')"
 
+code=$(get "$U/api/leaks?n=3")
+expect leaks-kept-live "True" "$(field 'len(j["kept_live"]) == len(j["sites"]) and all(len(k) == 50 for k in j["kept_live"])')"
+
+want=$("$HS" top --leaked --json "$P" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"]["calls"])')
+code=$(get "$U/api/lifetimes?leaked=1&points=10000")
+expect lifetimes-status 200 "$code"
+expect lifetimes-schema heapscope-viewer-lifetimes/1 "$(field 'j["schema"]')"
+expect lifetimes-count "$want $want 1 True" "$(field 'j["count"], len(j["points"]), j["stride"], all(p[3] == 1 for p in j["points"])' | tr -d '(),')"
+want=$("$HS" report --json "$P" | python3 -c 'import json,sys; print(json.load(sys.stdin)["allocations"])')
+code=$(get "$U/api/lifetimes?points=100")
+expect lifetimes-downsampled "200 $want True" "$code $(field 'j["matched_records"], len(j["points"]) <= 100' | tr -d '(),')"
+code=$(get "$U/api/lifetimes?points=0")
+expect lifetimes-bad-points 400 "$code"
+
 code=$(get "$U/api/top?live-at=12")
 expect bad-time-status 400 "$code"
 case $(field 'j["error"]') in *"bad time '12' for --live-at"*) ok bad-time-message ;; *) fail bad-time-message "$(head -c 200 "$W/body")" ;; esac

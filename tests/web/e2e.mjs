@@ -31,7 +31,7 @@ function cliFilter(url) {
   for (const [k, v] of new globalThis.URL(url).searchParams) {
     if (k === 'allocated-between' || k === 'live-between') argv.push('--' + k, ...v.split(','));
     else if (k === 'leaked' || k === 'temporary') argv.push('--' + k);
-    else if (!['weight', 'at', 'direction', 'by', 'sort'].includes(k)) argv.push(`--${k}=${v}`);
+    else if (!['weight', 'at', 'direction', 'by', 'sort', 'tab', 'zoom'].includes(k)) argv.push(`--${k}=${v}`);
   }
   return argv;
 }
@@ -226,6 +226,72 @@ try {
     await page.waitForFunction((t) => document.querySelector('#top tbody').innerText === t, prev.table);
     const lb = await page.locator('input[name="live-between-1"]').inputValue();
     assert(lb === '', `live between form still '${lb}' after Back`);
+  });
+
+  await check('leaks-tab', async () => {
+    await page.goto(URL);
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    await settled(() => page.click('#tabs button[data-tab="leaks"]'));
+    const want = cli('leaks').sites[0];
+    assert(want, 'heapscope leaks lists no suspect');
+    const cells = await page.locator('#leaks tbody tr').first().locator('td').allInnerTexts();
+    assert(cells[0] === '1' && cells[1] === want.verdict && cells[8] === want.name.replace(/\s+/g, ' '),
+      `first suspect '${cells.join(' | ')}', heapscope leaks says ${want.verdict} ${want.name}`);
+    const kept = await page.evaluate(() => window.heapscope.leaks.kept_live[0]);
+    assert(kept.length === 50 && Math.max(...kept) > 0, `kept series of the first suspect: ${JSON.stringify(kept)}`);
+    assert(await page.locator('#flame-box').isHidden(), 'the flame graph is still shown on the leaks tab');
+    await shot('leaks');
+    await settled(() => page.locator('#leaks tbody tr').first().click());
+    const url = page.url(), p = new globalThis.URL(url).searchParams;
+    assert(p.has('alloc-site') && !p.has('tab'), `after a click on the suspect: ${url}`);
+    const calls = cli('top', ...cliFilter(url)).total.calls;
+    assert(calls === want.calls && await totalCalls() === fmtCount(calls),
+      `table total ${await totalCalls()} for ${p.get('alloc-site')}, want ${fmtCount(want.calls)}`);
+  });
+
+  await check('lifetimes-tab', async () => {
+    await settled(() => page.click('#clear'));
+    await settled(() => page.click('#tabs button[data-tab="lifetimes"]'));
+    const lt = await page.evaluate(() => ({ n: window.heapscope.lifetimes.count, drawn: window.heapscope.lifetimesDrawn,
+      matched: window.heapscope.lifetimes.matched_records }));
+    const want = cli('top', ...cliFilter(page.url())).total.calls;
+    assert(lt.n > 0 && lt.drawn === lt.n && lt.matched === want, `lifetimes: ${JSON.stringify(lt)}, want ${want} allocations`);
+    const inked = await page.evaluate(() => {
+      const c = document.getElementById('lifetimes'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 3] && Math.abs(d[i] - d[i + 2]) > 60) n++;   // blue (freed) or red (never freed) dots
+      return n;
+    });
+    assert(inked > 20, `only ${inked} coloured pixels on the lifetimes canvas`);
+    await shot('lifetimes');
+  });
+
+  await check('copy-as-command', async () => {
+    await page.goto(URL + '?live-between=150ms,450ms&through=make_node');
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    await page.click('#copy-command');
+    const text = await page.locator('#command').innerText();
+    const want = `heapscope top ${TRACE} --live-between 150ms 450ms --through make_node`;
+    assert(text === want, `command '${text}', want '${want}'`);
+    const calls = JSON.parse(execFileSync(HS, [...text.split(' ').slice(1), '--json'], { encoding: 'utf8' })).total.calls;
+    assert(await totalCalls() === fmtCount(calls), `the command gives ${calls} calls, the table ${await totalCalls()}`);
+    await shot('copy-as-command');
+  });
+
+  await check('zoom-in-url', async () => {
+    await page.goto(URL);
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    const cell = await flameCell('temporaries', 1);
+    await page.mouse.click(cell.px, cell.py);
+    const url = await page.evaluate(() => location.href);
+    assert(new globalThis.URL(url).searchParams.get('zoom') === 'temporaries', `URL after zoom: ${url} (${await page.locator('#flame-zoom').innerText()})`);
+    await page.reload();
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    const z = await page.locator('#flame-zoom').innerText();
+    assert(z === 'zoomed: temporaries', `after reload the zoom label is '${z}'`);
+    await shot('zoom-restored');
+    await page.click('#reset');
+    assert(!new globalThis.URL(page.url()).searchParams.has('zoom'), `Reset left ${page.url()}`);
   });
 
   await check('no-page-errors', async () => { assert(errors.length === 0, errors.join('; ')); });
