@@ -24,12 +24,9 @@ int hs_cmd_report(int argc, char **argv)
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, stdout);
 			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1])
-			return hs_die("unknown option '%s' for report; see 'heapscope report --help'", argv[i]);
-		else if (path)
-			return hs_die("report takes one trace, got '%s' and '%s'", path, argv[i]);
-		else
-			path = argv[i];
+		} else if ((rc = hs_cli_trace_arg("report", argv[i], &path)) != 0) {
+			return rc;
+		}
 	}
 	if (!path) {
 		fputs(usage, stderr);
