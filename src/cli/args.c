@@ -26,7 +26,7 @@ int hs_cli_args_by(const char *v, int *by)
 static int one(struct hs_cli_args *a, int argc, char **argv, int *i)
 {
 	const char *s = argv[*i];
-	int j = *i, k = hs_filter_parse(a->f, argc, argv, i);
+	int j = *i, k = a->f ? hs_filter_parse(a->f, argc, argv, i) : 0;
 
 	if (k < 0)
 		return hs_die("%s", a->f->err);
@@ -37,7 +37,8 @@ static int one(struct hs_cli_args *a, int argc, char **argv, int *i)
 	}
 	if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
 		fputs(a->usage, stdout);
-		fputs(hs_filter_usage, stdout);
+		if (a->f)
+			fputs(hs_filter_usage, stdout);
 		a->help = 1;
 		return 0;
 	}
@@ -90,13 +91,11 @@ int hs_cli_out_close(FILE *f, const char *path, int write_rc)
 	return 0;
 }
 
-/* A command's one positional argument, its trace: 0, or an exit status after saying what is wrong. */
-int hs_cli_trace_arg(const char *cmd, const char *arg, const char **path)
+/* take() for a command whose one option is a flag: ctx is the int it sets */
+int hs_cli_take_flag(void *flag, const char *opt, const char *value)
 {
-	if (arg[0] == '-' && arg[1])
-		return hs_die("unknown option '%s' for %s; see 'heapscope %s --help'", arg, cmd, cmd);
-	if (*path)
-		return hs_die("%s takes one trace, got '%s' and '%s'", cmd, *path, arg);
-	*path = arg;
+	(void)opt;
+	(void)value;
+	*(int *)flag = 1;
 	return 0;
 }

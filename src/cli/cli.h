@@ -52,7 +52,7 @@ int hs_cli_pick(const char *val, const char *const *names, int n, int *out);
 struct hs_cli_args {
 	const char *cmd;          /* "leaks", for messages */
 	const char *usage;
-	struct hs_filter *f;
+	struct hs_filter *f;      /* NULL: the command takes no filters */
 	struct hs_filter *f2;     /* diff: a second filter given the same options, or NULL */
 	const char *const *flags;     /* NULL-terminated: the command's options without a value */
 	const char *const *valued;    /* NULL-terminated: those that take one */
@@ -68,6 +68,8 @@ extern const char *const hs_cli_by_names[4];
 
 /* 0, 1 after printing what is wrong, 2 after printing the usage (a trace is missing). */
 int hs_cli_args_parse(struct hs_cli_args *a, int argc, char **argv);
+/* take() for a command whose only option is a flag: ctx points to the int it sets */
+int hs_cli_take_flag(void *flag, const char *opt, const char *value);
 /* --by VALUE into enum hs_group_by; 0, or 1 after printing the accepted values. */
 int hs_cli_args_by(const char *v, int *by);
 
@@ -77,8 +79,6 @@ FILE *hs_cli_out_open(const char *path);
 int hs_cli_out_close(FILE *f, const char *path, int write_rc);
 
 /* prints "heapscope: <message>" on stderr; returns 1 for use as an exit status */
-int hs_cli_trace_arg(const char *cmd, const char *arg, const char **path);
-
 int hs_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

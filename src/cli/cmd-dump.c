@@ -37,25 +37,17 @@ static void backtrace(struct hs_reader *r, uint32_t stack)
 
 int hs_cmd_dump(int argc, char **argv)
 {
-	const char *path = NULL;
+	static const char *const flags[] = { "--backtraces", NULL };
+	const char *path;
 	int bt = 0, rc;
 	struct hs_reader *r = NULL;
 	struct hs_event ev;
+	struct hs_cli_args args = { .cmd = "dump", .usage = usage, .flags = flags, .take = hs_cli_take_flag, .ctx = &bt,
+				    .want = 1 };
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--backtraces"))
-			bt = 1;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if ((rc = hs_cli_trace_arg("dump", argv[i], &path)) != 0) {
-			return rc;
-		}
-	}
-	if (!path) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
+		return rc;
+	path = args.paths[0];
 	if (hs_reader_open(&r, path) < 0) {
 		rc = hs_die("%s", hs_reader_error(r));
 		goto out;

@@ -23,73 +23,68 @@ static const char usage[] =
 	"                     up: from main upward to the sites\n"
 	"  --folded           write folded stacks (flamegraph.pl, inferno, speedscope) instead of SVG\n";
 
+struct opts {
+	const char *out_path, *at;
+	struct hs_timespec at_spec;
+	int folded, down, weight;
+};
+
+static int take(void *arg, const char *opt, const char *v)
+{
+	struct opts *o = arg;
+	int k;
+
+	if (!strcmp(opt, "--folded")) {
+		o->folded = 1;
+	} else if (!strcmp(opt, "-o")) {
+		o->out_path = v;
+	} else if (!strcmp(opt, "--at")) {
+		if (hs_timespec_parse(&o->at_spec, v, 0) < 0)
+			return hs_die("bad time '%s' for --at; use %s", v, HS_TIMESPEC_FORMS);
+		o->at = v;
+	} else if (!strcmp(opt, "--direction")) {
+		if (strcmp(v, "down") && strcmp(v, "up"))
+			return hs_die("bad value '%s' for --direction; use down (sites on top) or up (from main)", v);
+		o->down = !strcmp(v, "down");
+	} else {
+		for (k = 0; k < HS_WEIGHT_COUNT_ && strcmp(v, hs_flame_weight_names[k]); k++)
+			;
+		if (k == HS_WEIGHT_COUNT_)
+			return hs_die("bad value '%s' for --weight; use bytes, count, leaked or live", v);
+		o->weight = k;
+	}
+	return 0;
+}
+
 int hs_cmd_flame(int argc, char **argv)
 {
-	const char *path = NULL, *out_path = NULL, *at = NULL;
+	static const char *const flags[] = { "--folded", NULL };
+	static const char *const valued[] = { "-o", "--weight", "--at", "--direction", NULL };
+	struct opts o = { .at_spec = { .anchor = HS_TIME_PEAK }, .down = 1, .weight = -1 };
+	const char *path = NULL, *out_path, *at;
 	struct hs_reader *r = NULL;
 	struct hs_alloctab tab = { 0 };
 	struct hs_stacks st = { 0 };
 	struct hs_filter f;
+	struct hs_cli_args args = { .cmd = "flame", .usage = usage, .f = &f, .flags = flags, .valued = valued,
+				    .take = take, .ctx = &o, .want = 1 };
 	struct hs_flame fl = { 0 };
-	struct hs_timespec at_spec = { .anchor = HS_TIME_PEAK };
+	struct hs_timespec at_spec;
 	FILE *out = NULL;
 	char title[1200], sub[1400], tbuf[64];
-	int folded = 0, down = 1, weight = -1, rc = 0, k;
+	int folded, down, weight, rc, k;
 	uint64_t at_ns = 0;
 
 	hs_filter_init(&f);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((k = hs_filter_parse(&f, argc, argv, &i)) < 0) {
-			rc = hs_die("%s", f.err);
-			goto out;
-		} else if (k > 0) {
-			continue;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			fputs(hs_filter_usage, stdout);
-			goto out;
-		} else if (!strcmp(a, "--folded")) {
-			folded = 1;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--weight") || !strcmp(a, "--at") || !strcmp(a, "--direction")) {
-			const char *v = i + 1 < argc ? argv[++i] : NULL;
-			if (!v) {
-				rc = hs_die("%s needs a value; see 'heapscope flame --help'", a);
-				goto out;
-			}
-			if (!strcmp(a, "-o")) {
-				out_path = v;
-			} else if (!strcmp(a, "--at")) {
-				if (hs_timespec_parse(&at_spec, v, 0) < 0) {
-					rc = hs_die("bad time '%s' for --at; use %s", v, HS_TIMESPEC_FORMS);
-					goto out;
-				}
-				at = v;
-			} else if (!strcmp(a, "--direction")) {
-				if (strcmp(v, "down") && strcmp(v, "up")) {
-					rc = hs_die("bad value '%s' for --direction; use down (sites on top) or up (from main)", v);
-					goto out;
-				}
-				down = !strcmp(v, "down");
-			} else {
-				for (k = 0; k < HS_WEIGHT_COUNT_ && strcmp(v, hs_flame_weight_names[k]); k++)
-					;
-				if (k == HS_WEIGHT_COUNT_) {
-					rc = hs_die("bad value '%s' for --weight; use bytes, count, leaked or live", v);
-					goto out;
-				}
-				weight = k;
-			}
-		} else if ((rc = hs_cli_trace_arg("flame", a, &path)) != 0) {
-			goto out;
-		}
-	}
-	if (!path) {
-		fputs(usage, stderr);
-		rc = 2;
+	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
 		goto out;
-	}
+	path = args.paths[0];
+	out_path = o.out_path;
+	at = o.at;
+	at_spec = o.at_spec;
+	folded = o.folded;
+	down = o.down;
+	weight = o.weight;
 	if (at && weight >= 0 && weight != HS_WEIGHT_LIVE) {
 		rc = hs_die("--at applies to --weight live, not '%s'; drop one of them", hs_flame_weight_names[weight]);
 		goto out;

@@ -13,25 +13,17 @@ static const char usage[] =
 
 int hs_cmd_report(int argc, char **argv)
 {
-	const char *path = NULL;
-	int json = 0, rc = 0;
+	static const char *const flags[] = { "--json", NULL };
+	const char *path;
+	int json = 0, rc;
 	struct hs_reader *r = NULL;
 	struct hs_report rep;
+	struct hs_cli_args args = { .cmd = "report", .usage = usage, .flags = flags, .take = hs_cli_take_flag, .ctx = &json,
+				    .want = 1 };
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if ((rc = hs_cli_trace_arg("report", argv[i], &path)) != 0) {
-			return rc;
-		}
-	}
-	if (!path) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
+		return rc;
+	path = args.paths[0];
 	if (hs_reader_open(&r, path) < 0) {
 		rc = hs_die("%s", hs_reader_error(r));
 		goto out;

@@ -55,63 +55,57 @@ static int find_focus(struct hs_render_top *ctx, const struct hs_top *top, const
 	return hs_die("no row matches '%s' for --callers; run 'heapscope top' with the same options to see the names", spec);
 }
 
+struct opts {
+	struct hs_render_top *ctx;
+	int json, by, sort;
+	const char *callers;
+};
+
+static int take(void *arg, const char *opt, const char *v)
+{
+	struct opts *o = arg;
+
+	if (!strcmp(opt, "--json"))
+		o->json = 1;
+	else if (!strcmp(opt, "--by"))
+		return hs_cli_args_by(v, &o->by);
+	else if (!strcmp(opt, "--sort") && hs_cli_pick(v, hs_top_sort_names, HS_SORT_COUNT, &o->sort) < 0)
+		return hs_die("bad value '%s' for --sort; use calls, bytes, peak, leaked or temporary", v);
+	else if (!strcmp(opt, "-n") && hs_cli_int(v, &o->ctx->limit) < 0)
+		return hs_die("bad value '%s' for -n; give a number of rows (0: all)", v);
+	else if (!strcmp(opt, "--frames") && hs_cli_int(v, &o->ctx->frames) < 0)
+		return hs_die("bad value '%s' for --frames; give a number of frames", v);
+	else if (!strcmp(opt, "--callers"))
+		o->callers = v;
+	return 0;
+}
+
 int hs_cmd_top(int argc, char **argv)
 {
-	static const char *const by_names[] = { "backtrace", "function", "line", "library" };
-	const char *path = NULL, *callers = NULL;
+	static const char *const flags[] = { "--json", NULL };
+	static const char *const valued[] = { "--by", "--sort", "-n", "--frames", "--callers", NULL };
+	const char *path = NULL, *callers;
 	struct hs_render_top ctx = { .limit = 20, .frames = 6 };
+	struct opts o = { .ctx = &ctx, .by = HS_BY_BACKTRACE, .sort = HS_SORT_BYTES };
 	struct hs_reader *r = NULL;
 	struct hs_alloctab tab = { 0 };
 	struct hs_stacks st = { 0 };
 	struct hs_filter f;
+	struct hs_cli_args args = { .cmd = "top", .usage = usage, .f = &f, .flags = flags, .valued = valued,
+				    .take = take, .ctx = &o, .want = 1 };
 	struct hs_top top = { 0 }, sub = { 0 };
 	char focus_name[1100];
-	int json = 0, rc = 0, by = HS_BY_BACKTRACE, sort = HS_SORT_BYTES, k;
+	int json, rc, by, sort;
 	uint32_t focus = HS_STACKS_NO_KEY;
 
 	hs_filter_init(&f);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((k = hs_filter_parse(&f, argc, argv, &i)) < 0) {
-			rc = hs_die("%s", f.err);
-			goto out;
-		} else if (k > 0) {
-			continue;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			fputs(hs_filter_usage, stdout);
-			goto out;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--by") || !strcmp(a, "--sort") || !strcmp(a, "-n") || !strcmp(a, "--frames") ||
-			   !strcmp(a, "--callers")) {
-			const char *v = i + 1 < argc ? argv[++i] : NULL;
-			if (!v) {
-				rc = hs_die("%s needs a value; see 'heapscope top --help'", a);
-				goto out;
-			}
-			if (!strcmp(a, "--by") && hs_cli_pick(v, by_names, 4, &by) < 0)
-				rc = hs_die("bad value '%s' for --by; use backtrace, function, line or library", v);
-			else if (!strcmp(a, "--sort") && hs_cli_pick(v, hs_top_sort_names, HS_SORT_COUNT, &sort) < 0)
-				rc = hs_die("bad value '%s' for --sort; use calls, bytes, peak, leaked or temporary", v);
-			else if (!strcmp(a, "-n") && hs_cli_int(v, &ctx.limit) < 0)
-				rc = hs_die("bad value '%s' for -n; give a number of rows (0: all)", v);
-			else if (!strcmp(a, "--frames") && hs_cli_int(v, &ctx.frames) < 0)
-				rc = hs_die("bad value '%s' for --frames; give a number of frames", v);
-			else if (!strcmp(a, "--callers"))
-				callers = v;
-			if (rc)
-				goto out;
-		} else if ((rc = hs_cli_trace_arg("top", a, &path)) != 0) {
-			goto out;
-		}
-	}
-	if (!path) {
-		fputs(usage, stderr);
-		rc = 2;
+	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
 		goto out;
-	}
+	path = args.paths[0];
+	json = o.json;
+	by = o.by;
+	sort = o.sort;
+	callers = o.callers;
 	if ((rc = hs_cli_load(&r, &tab, path)) != 0)
 		goto out;
 	if (hs_stacks_init(&st, r, f.hide, f.nhide, !f.no_default_hide, (enum hs_group_by)by) < 0 ||

@@ -20,8 +20,27 @@ static const char usage[] =
 	"  --host ADDR   listen on this IPv4 address (default 127.0.0.1; 0.0.0.0: every interface)\n"
 	"serves the interactive viewer until Ctrl-C\n";
 
+struct opts {
+	const char *host;
+	int port;
+};
+
+static int take(void *arg, const char *opt, const char *v)
+{
+	struct opts *o = arg;
+
+	if (!strcmp(opt, "--host"))
+		o->host = v;
+	else if (hs_cli_int(v, &o->port) < 0 || o->port < 1 || o->port > 65535)
+		return hs_die("bad value '%s' for --port; give a port number from 1 to 65535", v);
+	return 0;
+}
+
 int hs_cmd_view(int argc, char **argv)
 {
+	static const char *const valued[] = { "--port", "--host", NULL };
+	struct opts o = { .port = -1 };
+	struct hs_cli_args args = { .cmd = "view", .usage = usage, .valued = valued, .take = take, .ctx = &o, .want = 1 };
 	const char *path = NULL, *host = NULL;
 	struct hs_reader *r = NULL;
 	struct hs_alloctab tab = { 0 };
@@ -31,32 +50,11 @@ int hs_cmd_view(int argc, char **argv)
 	int rc = 0, port = -1, have_api = 0, have_srv = 0, sig, srv_rc = -EADDRINUSE;
 
 	memset(&srv, 0, sizeof(srv));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			goto out;
-		} else if (!strcmp(a, "--port") || !strcmp(a, "--host")) {
-			const char *v = i + 1 < argc ? argv[++i] : NULL;
-			if (!v) {
-				rc = hs_die("%s needs a value; see 'heapscope view --help'", a);
-				goto out;
-			}
-			if (!strcmp(a, "--host")) {
-				host = v;
-			} else if (hs_cli_int(v, &port) < 0 || port < 1 || port > 65535) {
-				rc = hs_die("bad value '%s' for --port; give a port number from 1 to 65535", v);
-				goto out;
-			}
-		} else if ((rc = hs_cli_trace_arg("view", a, &path)) != 0) {
-			goto out;
-		}
-	}
-	if (!path) {
-		fputs(usage, stderr);
-		rc = 2;
+	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
 		goto out;
-	}
+	path = args.paths[0];
+	host = o.host;
+	port = o.port;
 	if ((rc = hs_cli_load(&r, &tab, path)) != 0)
 		goto out;
 	if (hs_api_init(&api, path, r, &tab) < 0) {
