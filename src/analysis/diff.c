@@ -190,3 +190,98 @@ void hs_diff_free(struct hs_diff *d)
 	free(d->rows);
 	memset(d, 0, sizeof(*d));
 }
+
+/* The children of one flame node, sorted by frame name, for the merge. */
+struct named {
+	const char *name;
+	uint32_t id;
+};
+
+static int cmp_named(const void *pa, const void *pb)
+{
+	return strcmp(((const struct named *)pa)->name, ((const struct named *)pb)->name);
+}
+
+static int children(const struct hs_flame *fl, uint32_t id, struct named **out, uint32_t *n)
+{
+	uint32_t k = 0, cap = 0;
+	struct named *v = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (id == HS_DIFF_NONE)
+		return 0;
+	for (uint32_t c = fl->nodes[id].first_child; c; c = fl->nodes[c].next_sibling)
+		cap++;
+	if (!cap)
+		return 0;
+	if (!(v = malloc(cap * sizeof(*v))))
+		return -ENOMEM;
+	for (uint32_t c = fl->nodes[id].first_child; c; c = fl->nodes[c].next_sibling) {
+		v[k].name = fl->names[fl->nodes[c].name];
+		v[k++].id = c;
+	}
+	qsort(v, k, sizeof(*v), cmp_named);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+static int add_pair(struct hs_diff_flame *d, uint32_t parent, uint32_t b, uint32_t n, uint32_t *out)
+{
+	struct hs_diff_flame_node *nd;
+
+	if (d->nnodes == d->cap) {
+		uint32_t cap = d->cap ? d->cap * 2 : 1024;
+		if (!(nd = realloc(d->nodes, cap * sizeof(*nd))))
+			return -ENOMEM;
+		d->nodes = nd;
+		d->cap = cap;
+	}
+	nd = &d->nodes[d->nnodes];
+	*nd = (struct hs_diff_flame_node){ .base = b, .new = n };
+	if (d->nnodes) {
+		nd->next_sibling = d->nodes[parent].first_child;
+		d->nodes[parent].first_child = d->nnodes;
+	}
+	*out = d->nnodes++;
+	return 0;
+}
+
+/* Depth-first: the recursion is as deep as the deepest backtrace (HS_STACKS_MAX_FRAMES at most). */
+static int merge_children(struct hs_diff_flame *d, const struct hs_flame *base, const struct hs_flame *nw, uint32_t at)
+{
+	struct named *bc = NULL, *nc = NULL;
+	uint32_t nb = 0, nn = 0, i = 0, j = 0, id;
+	int rc;
+
+	if ((rc = children(base, d->nodes[at].base, &bc, &nb)) < 0 || (rc = children(nw, d->nodes[at].new, &nc, &nn)) < 0)
+		goto out;
+	while (i < nb || j < nn) {
+		int c = i >= nb ? 1 : j >= nn ? -1 : strcmp(bc[i].name, nc[j].name);
+		uint32_t b = c <= 0 ? bc[i++].id : HS_DIFF_NONE, n = c >= 0 ? nc[j++].id : HS_DIFF_NONE;
+		if ((rc = add_pair(d, at, b, n, &id)) < 0 || (rc = merge_children(d, base, nw, id)) < 0)
+			goto out;
+	}
+out:
+	free(bc);
+	free(nc);
+	return rc;
+}
+
+int hs_diff_flame_build(struct hs_diff_flame *d, const struct hs_flame *base, const struct hs_flame *nw)
+{
+	uint32_t root;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	if ((rc = add_pair(d, 0, base->nnodes ? 0 : HS_DIFF_NONE, nw->nnodes ? 0 : HS_DIFF_NONE, &root)) < 0)
+		return rc;
+	return merge_children(d, base, nw, root);
+}
+
+void hs_diff_flame_free(struct hs_diff_flame *d)
+{
+	free(d->nodes);
+	memset(d, 0, sizeof(*d));
+}

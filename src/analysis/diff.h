@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "flame.h"
 #include "stacks.h"
 #include "top.h"
 
@@ -31,5 +32,26 @@ struct hs_diff {
 int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks *base_st, const struct hs_top *nw,
 		  struct hs_stacks *new_st, enum hs_diff_sort sort);
 void hs_diff_free(struct hs_diff *d);
+
+#define HS_DIFF_NONE UINT32_MAX
+
+/* One frame of two flame trees merged by name: the node on each side, HS_DIFF_NONE where it is absent. */
+struct hs_diff_flame_node {
+	uint32_t base, new;
+	uint32_t first_child, next_sibling;   /* 0: none (node 0 pairs the two roots) */
+};
+
+struct hs_diff_flame {
+	struct hs_diff_flame_node *nodes;
+	uint32_t nnodes, cap;
+};
+
+/*
+ * Merges two flame trees built with the same weight and direction (one per
+ * trace): siblings with the same frame name are one node, so a frame's
+ * weight in each trace and its change can be read side by side.
+ */
+int hs_diff_flame_build(struct hs_diff_flame *d, const struct hs_flame *base, const struct hs_flame *nw);
+void hs_diff_flame_free(struct hs_diff_flame *d);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/diff.h"
 #include "../analysis/filter.h"
 #include "../analysis/flame.h"
 #include "../analysis/leaks.h"
@@ -13,25 +14,33 @@
 #include "../analysis/timeline.h"
 #include "../analysis/timespec.h"
 #include "../analysis/top.h"
+#include "../render/diff.h"
+#include "../render/flame.h"
 #include "../render/format.h"
 #include "../render/leaks.h"
 #include "../render/timeline.h"
 #include "../render/top.h"
 #include "api.h"
 
-enum endpoint { EP_INFO, EP_TIMELINE, EP_FLAME, EP_TOP, EP_LEAKS, EP_LIFETIMES, EP_COUNT };
+enum endpoint { EP_INFO, EP_TIMELINE, EP_FLAME, EP_TOP, EP_LEAKS, EP_LIFETIMES, EP_DIFF, EP_FOLDED, EP_STATUS, EP_COUNT };
 
-static const char *const endpoint_names[EP_COUNT] = { "info", "timeline", "flame", "top", "leaks", "lifetimes" };
+static const char *const endpoint_names[EP_COUNT] = { "info", "timeline", "flame", "top", "leaks", "lifetimes", "diff",
+						       "folded", "status" };
 
 /* The parameters of each endpoint besides the filters, for checks and messages. */
 static const char *const endpoint_params[EP_COUNT] = {
 	"",
-	"points",
-	"weight, at, direction, min",
-	"by, sort, n, frames, callers",
-	"by, n, frames, all",
-	"points",
+	"points, trace",
+	"weight, at, direction, min, trace, compare",
+	"by, sort, n, frames, callers, trace",
+	"by, n, frames, all, trace",
+	"points, trace",
+	"by, sort, n, frames",
+	"weight, at, trace",
+	"",
 };
+
+static const char *const trace_names[] = { "base", "new" };
 
 static const char *const by_names[] = { "backtrace", "function", "line", "library" };
 
@@ -44,11 +53,12 @@ static const char *const filter_pairs[] = { "allocated-between", "live-between",
 #define MAX_LIFETIME_POINTS 100000
 #define DEFAULT_LIFETIME_POINTS 5000
 
+/* f: the filter against the trace answered (the base one when comparing); f2 the same options against the new one. */
 struct request {
 	enum endpoint ep;
-	struct hs_filter f;
+	struct hs_filter f, f2;
 	int by, sort, n, frames, points, weight, down, all;
-	int have_weight, have_at;
+	int have_weight, have_at, have_sort, trace, compare;
 	const char *callers;
 	double min;
 	struct hs_timespec at;
@@ -61,6 +71,7 @@ int hs_api_error(struct hs_api_reply *reply, int status, const char *msg)
 
 	free(reply->body);
 	reply->body = NULL;
+	reply->type = NULL;
 	reply->len = 0;
 	reply->status = status;
 	if (!(f = open_memstream(&reply->body, &reply->len)))
@@ -73,33 +84,167 @@ int hs_api_error(struct hs_api_reply *reply, int status, const char *msg)
 	return 0;
 }
 
-int hs_api_init(struct hs_api *api, const char *path, struct hs_reader *r, const struct hs_alloctab *tab)
+int hs_api_init(struct hs_api *api, int ntraces, const char *const *paths, struct hs_reader *const *readers,
+		const uint64_t *sizes)
 {
+	int rc;
+
 	memset(api, 0, sizeof(*api));
-	api->path = path;
-	api->r = r;
-	api->tab = tab;
-	for (uint64_t i = 0; i < tab->n; i++) {
-		const struct hs_alloc *a = hs_alloctab_at(tab, i);
-		double size = (double)hs_alloc_size(a), w = hs_alloctab_weight(tab, hs_alloc_size(a));
-		api->allocations += w;
-		api->bytes += w * size;
-		if (hs_alloc_leaked(a)) {
-			api->leaked_count += w;
-			api->leaked_bytes += w * size;
-		}
+	api->ntraces = ntraces;
+	for (int i = 0; i < ntraces; i++) {
+		api->t[i].path = paths[i];
+		api->t[i].r = readers[i];
+		api->t[i].size = sizes[i];
 	}
-	for (uint64_t i = 0; i < tab->nrss; i++)
-		if (tab->rss[i].rss > api->peak_rss) {
-			api->peak_rss = tab->rss[i].rss;
-			api->peak_rss_ns = tab->rss[i].time_ns;
-		}
-	return -pthread_mutex_init(&api->lock, NULL);
+	if ((rc = pthread_mutex_init(&api->lock, NULL)) != 0)
+		return -rc;
+	if ((rc = pthread_mutex_init(&api->state_lock, NULL)) != 0) {
+		pthread_mutex_destroy(&api->lock);
+		return -rc;
+	}
+	return 0;
 }
 
 void hs_api_free(struct hs_api *api)
 {
+	pthread_mutex_destroy(&api->state_lock);
 	pthread_mutex_destroy(&api->lock);
+}
+
+void hs_api_progress(struct hs_api *api, int i, uint64_t offset)
+{
+	pthread_mutex_lock(&api->state_lock);
+	api->t[i].offset = offset;
+	pthread_mutex_unlock(&api->state_lock);
+}
+
+static void totals(struct hs_api_trace *tr, const struct hs_alloctab *tab)
+{
+	for (uint64_t i = 0; i < tab->n; i++) {
+		const struct hs_alloc *a = hs_alloctab_at(tab, i);
+		double size = (double)hs_alloc_size(a), w = hs_alloctab_weight(tab, hs_alloc_size(a));
+		tr->allocations += w;
+		tr->bytes += w * size;
+		if (hs_alloc_leaked(a)) {
+			tr->leaked_count += w;
+			tr->leaked_bytes += w * size;
+		}
+	}
+	for (uint64_t i = 0; i < tab->nrss; i++)
+		if (tab->rss[i].rss > tr->peak_rss) {
+			tr->peak_rss = tab->rss[i].rss;
+			tr->peak_rss_ns = tab->rss[i].time_ns;
+		}
+}
+
+void hs_api_loaded(struct hs_api *api, const struct hs_alloctab *tabs)
+{
+	/* no request reads the totals before the state says ready, so they are summed outside the lock */
+	for (int i = 0; i < api->ntraces; i++)
+		totals(&api->t[i], &tabs[i]);
+	pthread_mutex_lock(&api->state_lock);
+	for (int i = 0; i < api->ntraces; i++) {
+		api->t[i].tab = &tabs[i];
+		api->t[i].offset = api->t[i].size;
+	}
+	api->state = HS_API_READY;
+	pthread_mutex_unlock(&api->state_lock);
+}
+
+void hs_api_failed(struct hs_api *api, const char *msg)
+{
+	pthread_mutex_lock(&api->state_lock);
+	snprintf(api->err, sizeof(api->err), "%s", msg);
+	api->state = HS_API_FAILED;
+	pthread_mutex_unlock(&api->state_lock);
+}
+
+enum hs_api_state hs_api_state_get(struct hs_api *api)
+{
+	enum hs_api_state s;
+
+	pthread_mutex_lock(&api->state_lock);
+	s = api->state;
+	pthread_mutex_unlock(&api->state_lock);
+	return s;
+}
+
+/* Fraction of the traces' bytes read, under state_lock; below 1 until loaded, since the table is built after the last read. */
+static double fraction(const struct hs_api *api)
+{
+	double done = 0, size = 0;
+
+	if (api->state == HS_API_READY)
+		return 1;
+	for (int i = 0; i < api->ntraces; i++) {
+		done += (double)(api->t[i].offset < api->t[i].size ? api->t[i].offset : api->t[i].size);
+		size += (double)api->t[i].size;
+	}
+	return size > 0 && done < size ? done / size : 0.999;
+}
+
+/* heapscope-viewer-status/1, answered at once whatever the other requests are doing. */
+static int status_reply(struct hs_api *api, struct hs_api_reply *reply)
+{
+	static const char *const states[] = { "loading", "ready", "failed" };
+	FILE *f;
+
+	memset(reply, 0, sizeof(*reply));
+	reply->status = 200;
+	if (!(f = open_memstream(&reply->body, &reply->len)))
+		return -ENOMEM;
+	pthread_mutex_lock(&api->state_lock);
+	fprintf(f, "{\"schema\": \"heapscope-viewer-status/1\", \"state\": \"%s\", \"fraction\": %.4f, \"error\": ",
+		states[api->state], fraction(api));
+	if (api->state == HS_API_FAILED)
+		hs_json_string(f, api->err);
+	else
+		fputs("null", f);
+	fputs(", \"traces\": [", f);
+	for (int i = 0; i < api->ntraces; i++) {
+		fprintf(f, "%s{\"file\": ", i ? ", " : "");
+		hs_json_string(f, api->t[i].path);
+		fprintf(f, ", \"size\": %llu, \"read\": %llu}", (unsigned long long)api->t[i].size,
+			(unsigned long long)(api->t[i].offset < api->t[i].size ? api->t[i].offset : api->t[i].size));
+	}
+	fputs("]}\n", f);
+	pthread_mutex_unlock(&api->state_lock);
+	if (fclose(f) != 0) {
+		free(reply->body);
+		reply->body = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* 1 when the data endpoints can answer; else 0 with the reply telling why (503 loading, 500 failed). */
+static int ready(struct hs_api *api, struct hs_api_reply *reply)
+{
+	char msg[700];
+	double frac;
+	int state, rc = 0;
+
+	pthread_mutex_lock(&api->state_lock);
+	state = api->state;
+	frac = fraction(api);
+	if (state == HS_API_FAILED)
+		snprintf(msg, sizeof(msg), "%s", api->err);
+	pthread_mutex_unlock(&api->state_lock);
+	if (state == HS_API_READY)
+		return 1;
+	if (state == HS_API_LOADING)
+		snprintf(msg, sizeof(msg), "the trace is still loading (%.0f%%); wait until /api/status says \"ready\"", 100 * frac);
+	rc = hs_api_error(reply, state == HS_API_LOADING ? 503 : 500, msg);
+	if (rc == 0 && reply->len > 2 && state == HS_API_LOADING) {
+		/* the error body plus the state, so a client can show progress from any endpoint */
+		char *b = realloc(reply->body, reply->len + 64);
+		if (b) {
+			reply->body = b;
+			reply->len -= 2;
+			reply->len += (size_t)sprintf(b + reply->len, ", \"state\": \"loading\", \"fraction\": %.4f}\n", frac);
+		}
+	}
+	return rc < 0 ? rc : 0;
 }
 
 static int in_list(const char *s, const char *const *list)
@@ -174,6 +319,10 @@ static int filter_param(struct request *q, const char *key, const char *v)
 		argv[0] = buf;
 	}
 	rc = hs_filter_parse(&q->f, argc, argv, &i);
+	if (rc > 0) {
+		int j = 0;
+		hs_filter_parse(&q->f2, argc, argv, &j);
+	}
 	free(buf);
 	if (rc < 0) {
 		snprintf(q->err, sizeof(q->err), "%s", q->f.err);
@@ -186,8 +335,24 @@ static int filter_param(struct request *q, const char *key, const char *v)
 static int own_param(struct request *q, const char *key, const char *v)
 {
 	enum endpoint ep = q->ep;
+	int flame = ep == EP_FLAME || ep == EP_FOLDED;
 
-	if (ep == EP_TIMELINE && !strcmp(key, "points")) {
+	if (ep != EP_DIFF && *endpoint_params[ep] && !strcmp(key, "trace")) {
+		if (pick(v, trace_names, 2, &q->trace) == 0)
+			return 0;
+		snprintf(q->err, sizeof(q->err), "bad value '%s' for trace; use base (the first trace) or new (the second)", v ? v : "");
+	} else if (ep == EP_FLAME && !strcmp(key, "compare")) {
+		if (!v || !*v || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "0") || !strcmp(v, "false")) {
+			q->compare = !v || !*v || !strcmp(v, "1") || !strcmp(v, "true");
+			return 0;
+		}
+		snprintf(q->err, sizeof(q->err), "bad value '%s' for compare; use compare=1 or leave it out", v);
+	} else if (ep == EP_DIFF && !strcmp(key, "sort")) {
+		q->have_sort = 1;
+		if (pick(v, hs_diff_sort_names, HS_DIFF_SORTS, &q->sort) == 0)
+			return 0;
+		snprintf(q->err, sizeof(q->err), "bad value '%s' for sort; use change, bytes, peak, leaked or calls", v ? v : "");
+	} else if (ep == EP_TIMELINE && !strcmp(key, "points")) {
 		if (parse_int(v, 2, MAX_POINTS, &q->points) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for points; give a number from 2 to %d", v ? v : "", MAX_POINTS);
@@ -196,12 +361,12 @@ static int own_param(struct request *q, const char *key, const char *v)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for points; give a number from 1 to %d", v ? v : "",
 			 MAX_LIFETIME_POINTS);
-	} else if (ep == EP_FLAME && !strcmp(key, "weight")) {
+	} else if (flame && !strcmp(key, "weight")) {
 		q->have_weight = 1;
 		if (pick(v, hs_flame_weight_names, HS_WEIGHT_COUNT_, &q->weight) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for weight; use bytes, count, leaked or live", v ? v : "");
-	} else if (ep == EP_FLAME && !strcmp(key, "at")) {
+	} else if (flame && !strcmp(key, "at")) {
 		q->have_at = 1;
 		if (v && hs_timespec_parse(&q->at, v, 0) == 0)
 			return 0;
@@ -220,7 +385,7 @@ static int own_param(struct request *q, const char *key, const char *v)
 			return 0;
 		}
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for min; give a fraction of the total from 0 to 1 (0.005)", v ? v : "");
-	} else if ((ep == EP_TOP || ep == EP_LEAKS) && !strcmp(key, "by")) {
+	} else if ((ep == EP_TOP || ep == EP_LEAKS || ep == EP_DIFF) && !strcmp(key, "by")) {
 		if (pick(v, by_names, 4, &q->by) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for by; use backtrace, function, line or library", v ? v : "");
@@ -228,11 +393,11 @@ static int own_param(struct request *q, const char *key, const char *v)
 		if (pick(v, hs_top_sort_names, HS_SORT_COUNT, &q->sort) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for sort; use calls, bytes, peak, leaked or temporary", v ? v : "");
-	} else if ((ep == EP_TOP || ep == EP_LEAKS) && !strcmp(key, "n")) {
+	} else if ((ep == EP_TOP || ep == EP_LEAKS || ep == EP_DIFF) && !strcmp(key, "n")) {
 		if (parse_int(v, 0, 1000000000, &q->n) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for n; give a number of rows (0: all)", v ? v : "");
-	} else if ((ep == EP_TOP || ep == EP_LEAKS) && !strcmp(key, "frames")) {
+	} else if ((ep == EP_TOP || ep == EP_LEAKS || ep == EP_DIFF) && !strcmp(key, "frames")) {
 		if (parse_int(v, 0, HS_STACKS_MAX_FRAMES, &q->frames) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for frames; give a number of frames", v ? v : "");
@@ -257,7 +422,7 @@ static int own_param(struct request *q, const char *key, const char *v)
 	return -1;
 }
 
-static int parse_request(struct request *q, const struct hs_api_param *params, int nparams)
+static int parse_request(struct request *q, int ntraces, const struct hs_api_param *params, int nparams)
 {
 	for (int i = 0; i < nparams; i++) {
 		const char *key = params[i].key, *v = params[i].value;
@@ -267,12 +432,21 @@ static int parse_request(struct request *q, const struct hs_api_param *params, i
 				 key ? key : "", endpoint_names[q->ep]);
 			return -1;
 		}
-		if (q->ep != EP_INFO && (k = filter_param(q, key, v)) < 0)
+		if (q->ep != EP_INFO && q->ep != EP_STATUS && (k = filter_param(q, key, v)) < 0)
 			return -1;
 		if (k == 0 && own_param(q, key, v) < 0)
 			return -1;
 	}
-	if (q->ep == EP_FLAME && q->have_at) {
+	if (ntraces < 2 && (q->trace == 1 || q->compare || q->ep == EP_DIFF)) {
+		snprintf(q->err, sizeof(q->err), "%s needs two traces; start 'heapscope view BASE NEW' to compare",
+			 q->ep == EP_DIFF ? "/api/diff" : q->compare ? "compare=1" : "trace=new");
+		return -1;
+	}
+	if (q->compare && q->trace == 1) {
+		snprintf(q->err, sizeof(q->err), "compare=1 shows both traces; drop trace=new");
+		return -1;
+	}
+	if ((q->ep == EP_FLAME || q->ep == EP_FOLDED) && q->have_at) {
 		if (!q->have_weight)
 			q->weight = HS_WEIGHT_LIVE;
 		else if (q->weight != HS_WEIGHT_LIVE) {
@@ -284,13 +458,13 @@ static int parse_request(struct request *q, const struct hs_api_param *params, i
 	return 0;
 }
 
-static void info_json(FILE *f, struct hs_api *api)
+static void info_fields(FILE *f, const struct hs_api_trace *tr)
 {
-	const struct hs_trace_info *in = hs_reader_info(api->r);
-	const struct hs_alloctab *t = api->tab;
+	const struct hs_trace_info *in = hs_reader_info(tr->r);
+	const struct hs_alloctab *t = tr->tab;
 
-	fputs("{\"schema\": \"heapscope-viewer-info/1\", \"file\": ", f);
-	hs_json_string(f, api->path);
+	fputs("\"file\": ", f);
+	hs_json_string(f, tr->path);
 	fprintf(f, ", \"pid\": %u, \"ppid\": %u, \"exe\": ", in->pid, in->ppid);
 	hs_json_string(f, in->exe);
 	fputs(", \"cmdline\": [", f);
@@ -302,20 +476,44 @@ static void info_json(FILE *f, struct hs_api *api)
 		(unsigned long long)t->end_ns, t->sample_bytes ? "sampled" : "full", (unsigned long long)t->sample_bytes,
 		t->sample_bytes ? "true" : "false");
 	fprintf(f, " \"records\": %llu, \"allocations\": %.0f, \"bytes_allocated\": %.0f, \"threads\": %u,\n",
-		(unsigned long long)t->n, api->allocations, api->bytes, t->ntids);
+		(unsigned long long)t->n, tr->allocations, tr->bytes, t->ntids);
 	fprintf(f, " \"peak_heap\": {\"bytes\": %.0f, \"time_ns\": %llu},\n", t->peak_heap, (unsigned long long)t->peak_ns);
 	if (t->nrss)
-		fprintf(f, " \"peak_rss\": {\"bytes\": %llu, \"time_ns\": %llu},\n", (unsigned long long)api->peak_rss,
-			(unsigned long long)api->peak_rss_ns);
+		fprintf(f, " \"peak_rss\": {\"bytes\": %llu, \"time_ns\": %llu},\n", (unsigned long long)tr->peak_rss,
+			(unsigned long long)tr->peak_rss_ns);
 	else
 		fputs(" \"peak_rss\": null,\n", f);
-	fprintf(f, " \"leaked\": {\"count\": %.0f, \"bytes\": %.0f},\n \"markers\": [", api->leaked_count, api->leaked_bytes);
+	fprintf(f, " \"leaked\": {\"count\": %.0f, \"bytes\": %.0f},\n \"markers\": [", tr->leaked_count, tr->leaked_bytes);
 	for (uint64_t i = 0; i < t->nmarkers; i++) {
 		fprintf(f, "%s{\"time_ns\": %llu, \"label\": ", i ? ", " : "", (unsigned long long)t->markers[i].time_ns);
 		hs_json_string(f, t->markers[i].label);
 		fputc('}', f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+}
+
+/* The trace's fields at the top level (the base one when comparing), and the new trace's under "compare". */
+static void info_json(FILE *f, struct hs_api *api)
+{
+	fputs("{\"schema\": \"heapscope-viewer-info/1\", ", f);
+	info_fields(f, &api->t[0]);
+	if (api->ntraces > 1) {
+		fputs(",\n \"compare\": {", f);
+		info_fields(f, &api->t[1]);
+		fputs("}}\n", f);
+	} else {
+		fputs(",\n \"compare\": null}\n", f);
+	}
+}
+
+/* The moment of weight=live in one trace: times like peak resolve in each trace. */
+static uint64_t live_at(const struct hs_api_trace *tr, const struct request *q)
+{
+	struct hs_timespec peak = { .anchor = HS_TIME_PEAK };
+
+	if (q->weight != HS_WEIGHT_LIVE)
+		return 0;
+	return hs_timespec_resolve(q->have_at ? &q->at : &peak, tr->tab->end_ns, tr->tab->peak_ns);
 }
 
 struct child {
@@ -332,29 +530,35 @@ static int by_weight(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* One node and the children at or above thresh; the others summed into one "other" node. */
-static int flame_node(FILE *f, const struct hs_flame *fl, uint32_t id, double thresh)
+/* The children of a node, heaviest first: next() walks the siblings from first, weight() weighs each. */
+static int sorted_kids(const void *ctx, uint32_t first, uint32_t (*next)(const void *, uint32_t),
+		       double (*weight)(const void *, uint32_t), struct child **out, uint32_t *n)
 {
-	const struct hs_flame_node *n = &fl->nodes[id];
 	struct child *kids = NULL;
-	uint32_t nkids = 0, cap = 0, shown = 0;
-	double other = 0, other_count = 0;
-	int rc = 0;
+	uint32_t nkids = 0, cap = 0;
 
-	for (uint32_t c = n->first_child; c; c = fl->nodes[c].next_sibling) {
+	for (uint32_t c = first; c; c = next(ctx, c)) {
 		if (nkids == cap) {
 			struct child *nk = realloc(kids, (cap = cap ? cap * 2 : 8) * sizeof(*kids));
 			if (!nk) {
-				rc = -ENOMEM;
-				goto out;
+				free(kids);
+				return -ENOMEM;
 			}
 			kids = nk;
 		}
 		kids[nkids].id = c;
-		kids[nkids++].weight = fl->nodes[c].weight;
+		kids[nkids++].weight = weight(ctx, c);
 	}
 	if (nkids)
 		qsort(kids, nkids, sizeof(*kids), by_weight);
+	*out = kids;
+	*n = nkids;
+	return 0;
+}
+
+/* A node's name, file and line, the start of its JSON object. */
+static void node_head(FILE *f, const struct hs_flame *fl, const struct hs_flame_node *n)
+{
 	fputs("{\"name\": ", f);
 	hs_json_string(f, fl->names[n->name]);
 	fputs(", \"file\": ", f);
@@ -362,8 +566,32 @@ static int flame_node(FILE *f, const struct hs_flame *fl, uint32_t id, double th
 		hs_json_string(f, n->file);
 	else
 		fputs("null", f);
-	fprintf(f, ", \"line\": %d, \"value\": %.0f, \"count\": %.0f, \"children\": [", n->several_lines ? 0 : n->line,
-		n->weight, n->count);
+	fprintf(f, ", \"line\": %d", n->several_lines ? 0 : n->line);
+}
+
+static uint32_t flame_next(const void *ctx, uint32_t id)
+{
+	return ((const struct hs_flame *)ctx)->nodes[id].next_sibling;
+}
+
+static double flame_weight(const void *ctx, uint32_t id)
+{
+	return ((const struct hs_flame *)ctx)->nodes[id].weight;
+}
+
+/* One node and the children at or above thresh; the others summed into one "other" node. */
+static int flame_node(FILE *f, const struct hs_flame *fl, uint32_t id, double thresh)
+{
+	const struct hs_flame_node *n = &fl->nodes[id];
+	struct child *kids = NULL;
+	uint32_t nkids = 0, shown = 0;
+	double other = 0, other_count = 0;
+	int rc;
+
+	if ((rc = sorted_kids(fl, n->first_child, flame_next, flame_weight, &kids, &nkids)) < 0)
+		goto out;
+	node_head(f, fl, n);
+	fprintf(f, ", \"value\": %.0f, \"count\": %.0f, \"children\": [", n->weight, n->count);
 	for (uint32_t k = 0; k < nkids; k++) {
 		if (kids[k].weight < thresh || kids[k].weight <= 0) {
 			other += kids[k].weight;
@@ -383,20 +611,16 @@ out:
 	return rc;
 }
 
-static int flame_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st)
+static int flame_json(FILE *f, struct hs_api_trace *tr, struct request *q, struct hs_stacks *st)
 {
 	struct hs_flame fl = { 0 };
-	uint64_t at_ns = 0;
+	uint64_t at_ns = live_at(tr, q);
 	int rc;
 
-	if (q->weight == HS_WEIGHT_LIVE) {
-		struct hs_timespec peak = { .anchor = HS_TIME_PEAK };
-		at_ns = hs_timespec_resolve(q->have_at ? &q->at : &peak, api->tab->end_ns, api->tab->peak_ns);
-	}
-	if ((rc = hs_flame_build(&fl, api->tab, &q->f, st, (enum hs_flame_weight)q->weight, at_ns, q->down)) < 0)
+	if ((rc = hs_flame_build(&fl, tr->tab, &q->f, st, (enum hs_flame_weight)q->weight, at_ns, q->down)) < 0)
 		goto out;
 	fputs("{\"schema\": \"heapscope-viewer-flame/1\", \"file\": ", f);
-	hs_json_string(f, api->path);
+	hs_json_string(f, tr->path);
 	fputs(", \"filter\": ", f);
 	hs_json_string(f, q->f.desc);
 	fprintf(f, ", \"weight\": \"%s\", \"direction\": \"%s\", \"at_ns\": %llu, \"min\": %g, \"total\": %.0f, \"count\": %.0f,\n \"root\": ",
@@ -409,15 +633,15 @@ out:
 	return rc;
 }
 
-static int top_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st, struct hs_api_reply *reply)
+static int top_json(FILE *f, struct hs_api_trace *tr, struct request *q, struct hs_stacks *st, struct hs_api_reply *reply)
 {
-	struct hs_render_top ctx = { .path = api->path, .tab = api->tab, .filter = &q->f, .st = st, .limit = q->n,
+	struct hs_render_top ctx = { .path = tr->path, .tab = tr->tab, .filter = &q->f, .st = st, .limit = q->n,
 				     .frames = q->frames };
 	struct hs_top top = { 0 }, sub = { 0 };
 	char name[1100], msg[200];
 	int rc, row = 0;
 
-	if ((rc = hs_top_build(&top, api->tab, &q->f, st, (enum hs_top_sort)q->sort, HS_STACKS_NO_KEY)) < 0)
+	if ((rc = hs_top_build(&top, tr->tab, &q->f, st, (enum hs_top_sort)q->sort, HS_STACKS_NO_KEY)) < 0)
 		goto out;
 	if (q->callers) {
 		parse_int(q->callers, 1, 1000000000, &row);
@@ -428,7 +652,7 @@ static int top_json(FILE *f, struct hs_api *api, struct request *q, struct hs_st
 		}
 		ctx.focus_row = row;
 		ctx.focus_name = hs_render_top_row_name(&ctx, &top, &top.rows[row - 1], name, sizeof(name));
-		if ((rc = hs_top_build(&sub, api->tab, &q->f, st, (enum hs_top_sort)q->sort, top.rows[row - 1].key)) < 0)
+		if ((rc = hs_top_build(&sub, tr->tab, &q->f, st, (enum hs_top_sort)q->sort, top.rows[row - 1].key)) < 0)
 			goto out;
 	}
 	hs_render_top_json(f, &ctx, q->callers ? &sub : &top);
@@ -449,10 +673,10 @@ static unsigned leaks_bucket(uint64_t ns, uint64_t end)
  * bytes of its kept blocks (leaked, or freed in the last 2% after living 2% of the run) at the end of each 2% of
  * the run, on the same buckets as its "live" series.
  */
-static int leaks_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st,
+static int leaks_json(FILE *f, struct hs_api_trace *tr, struct request *q, struct hs_stacks *st,
 		      const struct hs_render_leaks *ctx, const struct hs_leaks *lk)
 {
-	const struct hs_alloctab *t = api->tab;
+	const struct hs_alloctab *t = tr->tab;
 	uint64_t end = t->end_ns, late = end - end / 50, min_life = end / 50;
 	uint32_t n = q->all ? lk->nsites : lk->nsuspects, maxkey = 0, *slot = NULL, last_stack = UINT32_MAX, key = 0;
 	double *diff = NULL;
@@ -523,20 +747,20 @@ out:
 }
 
 /* heapscope-viewer-lifetimes/1: allocation time against lifetime of the filtered allocations, every stride-th. */
-static int lifetimes_json(FILE *f, struct hs_api *api, struct request *q)
+static int lifetimes_json(FILE *f, struct hs_api_trace *tr, struct request *q)
 {
 	struct hs_lifetimes lt = { 0 };
 	int rc;
 
-	if ((rc = hs_lifetimes_build(&lt, api->tab, &q->f, (uint64_t)q->points)) < 0)
+	if ((rc = hs_lifetimes_build(&lt, tr->tab, &q->f, (uint64_t)q->points)) < 0)
 		goto out;
 	fputs("{\"schema\": \"heapscope-viewer-lifetimes/1\", \"file\": ", f);
-	hs_json_string(f, api->path);
+	hs_json_string(f, tr->path);
 	fputs(", \"filter\": ", f);
 	hs_json_string(f, q->f.desc);
 	fprintf(f, ", \"duration_ns\": %llu, \"matched_records\": %llu, \"stride\": %llu, \"count\": %llu, \"max_life_ns\": %llu,\n"
 		   " \"fields\": [\"time_ns\", \"life_ns\", \"size\", \"leaked\"],\n \"points\": [",
-		(unsigned long long)api->tab->end_ns, (unsigned long long)lt.matched, (unsigned long long)lt.stride,
+		(unsigned long long)tr->tab->end_ns, (unsigned long long)lt.matched, (unsigned long long)lt.stride,
 		(unsigned long long)lt.n, (unsigned long long)lt.max_life_ns);
 	for (uint64_t i = 0; i < lt.n; i++) {
 		const struct hs_lifetimes_point *p = &lt.pts[i];
@@ -549,9 +773,148 @@ out:
 	return rc;
 }
 
-/* Runs one parsed request; the body goes to f. */
+/* Both sides of one merged frame: weights and counts, 0 where the frame is absent. */
+struct pair {
+	const struct hs_flame *b, *n;
+	const struct hs_diff_flame *d;
+};
+
+static double side(const struct hs_flame *fl, uint32_t id, int count)
+{
+	if (id == HS_DIFF_NONE)
+		return 0;
+	return count ? fl->nodes[id].count : fl->nodes[id].weight;
+}
+
+static uint32_t pair_next(const void *ctx, uint32_t id)
+{
+	return ((const struct pair *)ctx)->d->nodes[id].next_sibling;
+}
+
+static double pair_weight(const void *ctx, uint32_t id)
+{
+	const struct pair *p = ctx;
+	const struct hs_diff_flame_node *n = &p->d->nodes[id];
+	double b = side(p->b, n->base, 0), w = side(p->n, n->new, 0);
+
+	return b > w ? b : w;
+}
+
+/* One merged node and its children at or above thresh on either side; the others summed into one "other" node. */
+static int diff_node(FILE *f, const struct pair *p, uint32_t id, double thresh)
+{
+	const struct hs_diff_flame_node *n = &p->d->nodes[id];
+	const struct hs_flame_node *fn = n->new != HS_DIFF_NONE ? &p->n->nodes[n->new] : &p->b->nodes[n->base];
+	const struct hs_flame *named = n->new != HS_DIFF_NONE ? p->n : p->b;
+	struct child *kids = NULL;
+	uint32_t nkids = 0, shown = 0;
+	double ob = 0, on = 0, obc = 0, onc = 0;
+	int rc;
+
+	/* the larger side ranks a child and decides whether it is drawn, so a frame that shrank or vanished still shows */
+	if ((rc = sorted_kids(p, n->first_child, pair_next, pair_weight, &kids, &nkids)) < 0)
+		goto out;
+	node_head(f, named, fn);
+	fprintf(f, ", \"value\": %.0f, \"count\": %.0f, \"base\": %.0f, \"base_count\": %.0f, \"children\": [",
+		side(p->n, n->new, 0), side(p->n, n->new, 1), side(p->b, n->base, 0), side(p->b, n->base, 1));
+	for (uint32_t k = 0; k < nkids; k++) {
+		const struct hs_diff_flame_node *cn = &p->d->nodes[kids[k].id];
+		if (kids[k].weight < thresh || kids[k].weight <= 0) {
+			ob += side(p->b, cn->base, 0);
+			on += side(p->n, cn->new, 0);
+			obc += side(p->b, cn->base, 1);
+			onc += side(p->n, cn->new, 1);
+			continue;
+		}
+		fputs(shown++ ? ", " : "", f);
+		if ((rc = diff_node(f, p, kids[k].id, thresh)) < 0)
+			goto out;
+	}
+	if (ob > 0 || on > 0)
+		fprintf(f, "%s{\"name\": \"other\", \"file\": null, \"line\": 0, \"value\": %.0f, \"count\": %.0f, \"base\": %.0f, "
+			   "\"base_count\": %.0f, \"other\": true, \"children\": []}", shown ? ", " : "", on, onc, ob, obc);
+	fputs("]}", f);
+out:
+	free(kids);
+	return rc;
+}
+
+/*
+ * The flame graph of both traces merged by frame name: "value" and "count"
+ * are the new trace's, "base" and "base_count" the base trace's; a frame
+ * absent on one side has 0 there. Each trace has its own filter and stacks.
+ */
+static int flame_compare_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st)
+{
+	struct hs_flame fb = { 0 }, fn = { 0 };
+	struct hs_diff_flame d = { 0 };
+	struct pair p = { .b = &fb, .n = &fn, .d = &d };
+	uint64_t bat = live_at(&api->t[0], q), nat = live_at(&api->t[1], q);
+	int rc;
+
+	if ((rc = hs_flame_build(&fb, api->t[0].tab, &q->f, &st[0], (enum hs_flame_weight)q->weight, bat, q->down)) < 0 ||
+	    (rc = hs_flame_build(&fn, api->t[1].tab, &q->f2, &st[1], (enum hs_flame_weight)q->weight, nat, q->down)) < 0 ||
+	    (rc = hs_diff_flame_build(&d, &fb, &fn)) < 0)
+		goto out;
+	fputs("{\"schema\": \"heapscope-viewer-flame/1\", \"compare\": true, \"file\": ", f);
+	hs_json_string(f, api->t[1].path);
+	fputs(", \"base_file\": ", f);
+	hs_json_string(f, api->t[0].path);
+	fputs(", \"filter\": ", f);
+	hs_json_string(f, q->f.desc);
+	fprintf(f, ", \"weight\": \"%s\", \"direction\": \"%s\", \"at_ns\": %llu, \"base_at_ns\": %llu, \"min\": %g,\n"
+		   " \"total\": %.0f, \"count\": %.0f, \"base_total\": %.0f, \"base_count\": %.0f,\n \"root\": ",
+		hs_flame_weight_names[q->weight], q->down ? "down" : "up", (unsigned long long)nat, (unsigned long long)bat, q->min,
+		fn.total, fn.count, fb.total, fb.count);
+	if ((rc = diff_node(f, &p, 0, q->min * (fn.total > fb.total ? fn.total : fb.total))) < 0)
+		goto out;
+	fputs("}\n", f);
+out:
+	hs_diff_flame_free(&d);
+	hs_flame_free(&fb);
+	hs_flame_free(&fn);
+	return rc;
+}
+
+/* heapscope-diff/1 of `heapscope diff --json`: the per-site changes, each trace with its own filter and stacks. */
+static int diff_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st)
+{
+	struct hs_top bt = { 0 }, nt = { 0 };
+	struct hs_diff d = { 0 };
+	struct hs_render_diff ctx = { .base_path = api->t[0].path, .new_path = api->t[1].path, .base_tab = api->t[0].tab,
+				      .new_tab = api->t[1].tab, .base_top = &bt, .new_top = &nt, .base_st = &st[0],
+				      .new_st = &st[1], .filter = &q->f2, .limit = q->n, .frames = q->frames };
+	int rc;
+
+	if ((rc = hs_top_build(&bt, api->t[0].tab, &q->f, &st[0], HS_SORT_BYTES, HS_STACKS_NO_KEY)) < 0 ||
+	    (rc = hs_top_build(&nt, api->t[1].tab, &q->f2, &st[1], HS_SORT_BYTES, HS_STACKS_NO_KEY)) < 0 ||
+	    (rc = hs_diff_build(&d, &bt, &st[0], &nt, &st[1], (enum hs_diff_sort)q->sort)) < 0)
+		goto out;
+	hs_render_diff_json(f, &ctx, &d);
+out:
+	hs_diff_free(&d);
+	hs_top_free(&bt);
+	hs_top_free(&nt);
+	return rc;
+}
+
+/* The folded stacks of `heapscope flame --folded` with the same filter and weight. */
+static int folded_text(FILE *f, struct hs_api_trace *tr, struct request *q, struct hs_stacks *st, struct hs_api_reply *reply)
+{
+	struct hs_flame fl = { 0 };
+	int rc;
+
+	reply->type = "text/plain; charset=utf-8";
+	if ((rc = hs_flame_build(&fl, tr->tab, &q->f, st, (enum hs_flame_weight)q->weight, live_at(tr, q), 1)) == 0)
+		rc = hs_render_flame_folded(f, st, &fl);
+	hs_flame_free(&fl);
+	return rc;
+}
+
+/* Runs one parsed request on the trace it names (st[0]: its stacks; both traces' for diff and compare); the body goes to f. */
 static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st, struct hs_api_reply *reply)
 {
+	struct hs_api_trace *tr = &api->t[q->trace];
 	int rc = 0;
 
 	switch (q->ep) {
@@ -560,29 +923,35 @@ static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stac
 		break;
 	case EP_TIMELINE: {
 		struct hs_timeline tl = { 0 };
-		struct hs_render_timeline ctx = { .path = api->path, .tab = api->tab, .filter = &q->f, .st = st };
-		if ((rc = hs_timeline_build(&tl, api->tab, &q->f, st, (uint32_t)q->points, 0, HS_SORT_BYTES)) == 0)
+		struct hs_render_timeline ctx = { .path = tr->path, .tab = tr->tab, .filter = &q->f, .st = st };
+		if ((rc = hs_timeline_build(&tl, tr->tab, &q->f, st, (uint32_t)q->points, 0, HS_SORT_BYTES)) == 0)
 			rc = hs_render_timeline_json(f, &ctx, &tl);
 		hs_timeline_free(&tl);
 		break;
 	}
 	case EP_FLAME:
-		rc = flame_json(f, api, q, st);
+		rc = q->compare ? flame_compare_json(f, api, q, st) : flame_json(f, tr, q, st);
 		break;
 	case EP_TOP:
-		rc = top_json(f, api, q, st, reply);
+		rc = top_json(f, tr, q, st, reply);
 		break;
 	case EP_LEAKS: {
 		struct hs_leaks lk = { 0 };
-		struct hs_render_leaks ctx = { .path = api->path, .tab = api->tab, .filter = &q->f, .st = st,
+		struct hs_render_leaks ctx = { .path = tr->path, .tab = tr->tab, .filter = &q->f, .st = st,
 					       .limit = q->n, .frames = q->frames, .all = q->all };
-		if ((rc = hs_leaks_build(&lk, api->tab, &q->f, st)) == 0)
-			rc = leaks_json(f, api, q, st, &ctx, &lk);
+		if ((rc = hs_leaks_build(&lk, tr->tab, &q->f, st)) == 0)
+			rc = leaks_json(f, tr, q, st, &ctx, &lk);
 		hs_leaks_free(&lk);
 		break;
 	}
 	case EP_LIFETIMES:
-		rc = lifetimes_json(f, api, q);
+		rc = lifetimes_json(f, tr, q);
+		break;
+	case EP_DIFF:
+		rc = diff_json(f, api, q, st);
+		break;
+	case EP_FOLDED:
+		rc = folded_text(f, tr, q, st, reply);
 		break;
 	default:
 		break;
@@ -590,19 +959,41 @@ static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stac
 	return rc;
 }
 
+/* The stacks of one trace, grouped by q->by with the filter's hidden frames, and the filter prepared against it. */
+static int prepare(struct hs_stacks *st, struct hs_filter *f, const struct hs_api_trace *tr, int by)
+{
+	int rc;
+
+	if ((rc = hs_stacks_init(st, tr->r, f->hide, f->nhide, !f->no_default_hide, (enum hs_group_by)by)) < 0)
+		return rc;
+	if ((rc = hs_filter_prepare(f, tr->tab, st)) < 0)
+		hs_stacks_free(st);
+	return rc;
+}
+
 int hs_api_get(struct hs_api *api, const char *endpoint, const struct hs_api_param *params, int nparams,
 	       struct hs_api_reply *reply)
 {
 	struct request *q = NULL;
-	struct hs_stacks st = { 0 };
+	struct hs_stacks st[2];
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = NULL;
-	int rc = 0, ep, locked = 0, have_st = 0;
+	int rc = 0, ep, locked = 0, nst = 0;
 
 	memset(reply, 0, sizeof(*reply));
+	memset(st, 0, sizeof(st));
 	if (pick(endpoint, endpoint_names, EP_COUNT, &ep) < 0) {
-		rc = hs_api_error(reply, 404, "no such API endpoint; use /api/info, /api/timeline, /api/flame, /api/top, /api/leaks or /api/lifetimes");
+		rc = hs_api_error(reply, 404, "no such API endpoint; use /api/status, /api/info, /api/timeline, /api/flame, "
+					      "/api/top, /api/leaks, /api/lifetimes, /api/diff or /api/folded");
+		goto out;
+	}
+	if (ep == EP_STATUS && nparams) {
+		rc = hs_api_error(reply, 400, "unknown parameter for /api/status; it takes none");
+		goto out;
+	}
+	if (ep == EP_STATUS) {
+		rc = status_reply(api, reply);
 		goto out;
 	}
 	if (!(q = calloc(1, sizeof(*q)))) {
@@ -610,32 +1001,42 @@ int hs_api_get(struct hs_api *api, const char *endpoint, const struct hs_api_par
 		goto out;
 	}
 	hs_filter_init(&q->f);
+	hs_filter_init(&q->f2);
 	q->ep = (enum endpoint)ep;
-	q->sort = HS_SORT_BYTES;
+	q->sort = ep == EP_DIFF ? HS_DIFF_CHANGE : HS_SORT_BYTES;
 	q->n = 20;
 	q->frames = 6;
 	q->points = ep == EP_LIFETIMES ? DEFAULT_LIFETIME_POINTS : DEFAULT_POINTS;
 	q->down = 1;
 	q->min = 0.005;
-	if (parse_request(q, params, nparams) < 0) {
+	if (parse_request(q, api->ntraces, params, nparams) < 0) {
 		rc = hs_api_error(reply, 400, q->err);
 		goto out;
 	}
+	/* malformed requests get their 400 even while loading; the others wait for the data */
+	if ((rc = ready(api, reply)) <= 0)
+		goto out;
+	rc = 0;
 	pthread_mutex_lock(&api->lock);
 	locked = 1;
 	if (!(f = open_memstream(&body, &len))) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (q->ep != EP_INFO) {
-		if ((rc = hs_stacks_init(&st, api->r, q->f.hide, q->f.nhide, !q->f.no_default_hide, (enum hs_group_by)q->by)) < 0)
+	if (q->ep == EP_DIFF || q->compare) {
+		if ((rc = prepare(&st[0], &q->f, &api->t[0], q->by)) < 0)
 			goto out;
-		have_st = 1;
-		if ((rc = hs_filter_prepare(&q->f, api->tab, &st)) < 0)
+		nst = 1;
+		if ((rc = prepare(&st[1], &q->f2, &api->t[1], q->by)) < 0)
 			goto out;
+		nst = 2;
+	} else if (q->ep != EP_INFO) {
+		if ((rc = prepare(&st[0], &q->f, &api->t[q->trace], q->by)) < 0)
+			goto out;
+		nst = 1;
 	}
 	reply->status = 200;
-	if ((rc = answer(f, api, q, &st, reply)) < 0)
+	if ((rc = answer(f, api, q, st, reply)) < 0)
 		goto out;
 	if (fclose(f) != 0) {
 		f = NULL;
@@ -652,15 +1053,19 @@ out:
 	if (f)
 		fclose(f);
 	free(body);
-	if (have_st)
-		hs_stacks_free(&st);
+	for (int i = 0; i < nst; i++)
+		hs_stacks_free(&st[i]);
 	if (locked)
 		pthread_mutex_unlock(&api->lock);
-	if (q)
+	if (q) {
 		hs_filter_free(&q->f);
+		hs_filter_free(&q->f2);
+	}
 	free(q);
-	if (rc < 0)
+	if (rc < 0) {
+		reply->type = NULL;
 		hs_api_error(reply, 500, rc == -ENOMEM ? "out of memory answering the request; narrow the filter" :
 			     "the request failed; see the server's terminal");
+	}
 	return rc == -ENOMEM && !reply->body ? -ENOMEM : 0;
 }

@@ -77,7 +77,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct hs_api_rep
 		return MHD_NO;
 	}
 	reply->body = NULL;
-	return send_response(conn, reply->status, res, "application/json");
+	return send_response(conn, reply->status, res, reply->type ? reply->type : "application/json");
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *conn, int status, const char *msg)

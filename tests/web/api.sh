@@ -15,6 +15,8 @@ mkdir -p "$W"
 ok() { echo "ok $1"; }
 fail() { echo "FAIL $1: $2"; }
 expect() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected $2, got '$3'"; fi; }
+# status NAME CODE URL: the check that URL answers with that HTTP status
+status() { expect "$1" "$2" "$(get "$3")"; }
 
 # get [CURL ARGS...] URL: prints the HTTP status then the body (python3's urllib when curl is missing)
 get() {
@@ -48,21 +50,46 @@ fi
 ok record
 P=$W/phases.hst
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$HS" view "$P" --port "$PORT" >"$W/view.out" 2>"$W/view.err" &
-PID=$!
-U=http://127.0.0.1:$PORT
-for _ in $(seq 100); do
-    grep -q '^Serving' "$W/view.out" 2>/dev/null && break
-    kill -0 $PID 2>/dev/null || break
-    sleep 0.1
-done
+# start_view NAME ARGS...: starts heapscope view, sets VPID and VU; 0 when it serves
+start_view() {
+    local name=$1
+    shift
+    VPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$HS" view "$@" --port "$VPORT" >"$W/$name.out" 2>"$W/$name.err" &
+    VPID=$!
+    VU=http://127.0.0.1:$VPORT
+    for _ in $(seq 100); do
+        grep -q '^Serving' "$W/$name.out" 2>/dev/null && return 0
+        kill -0 $VPID 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+stop_view() {
+    kill -TERM $VPID 2>/dev/null
+    for _ in $(seq 50); do kill -0 $VPID 2>/dev/null || break; sleep 0.1; done
+    kill -0 $VPID 2>/dev/null && kill -9 $VPID
+    wait $VPID 2>/dev/null
+}
+
+# the trace loads in the background: wait until /api/status says ready
+wait_ready() { # URL -> 0 when ready
+    for _ in $(seq 100); do
+        [ "$(get "$1/api/status")" = 200 ] && [ "$(field 'j["state"]')" = ready ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+start_view view "$P"
+PID=$VPID PORT=$VPORT U=$VU
 if ! grep -q "^Serving http://127.0.0.1:$PORT/" "$W/view.out"; then
     fail start "$(head -c 300 "$W/view.out" "$W/view.err")"
     kill $PID 2>/dev/null
     exit 0
 fi
 ok start
+if wait_ready "$U"; then ok ready; else fail ready "$(head -c 200 "$W/body")"; fi
 
 code=$(get "$U/")
 if [ "$code" = 200 ] && grep -q '<script type="module" src="app.js">' "$W/body"; then ok page; else fail page "status $code"; fi
@@ -105,6 +132,16 @@ code=$(get "$U/api/lifetimes?points=100")
 expect lifetimes-downsampled "200 $want True" "$code $(field 'j["matched_records"], len(j["points"]) <= 100' | tr -d '(),')"
 code=$(get "$U/api/lifetimes?points=0")
 expect lifetimes-bad-points 400 "$code"
+
+want=$("$HS" flame --folded --weight count --live-between 150ms 250ms "$P" | sort)
+code=$(get "$U/api/folded?weight=count&live-between=150ms,250ms")
+got=$(sort "$W/body")
+if [ "$code" = 200 ] && [ -n "$want" ] && [ "$got" = "$want" ]; then ok folded-like-cli; else fail folded-like-cli "status $code, $(echo "$got" | head -c 200)"; fi
+code=$(get "$U/api/diff")
+expect diff-single-trace "400 True" "$code $(field '"two traces" in j["error"]')"
+status compare-single-trace 400 "$U/api/flame?compare=1"
+status trace-new-single 400 "$U/api/top?trace=new"
+status status-bad-param 400 "$U/api/status?x=1"
 
 code=$(get "$U/api/top?live-at=12")
 expect bad-time-status 400 "$code"
@@ -150,5 +187,108 @@ else
     wait $PID
     rc=$?
     expect exit 0 "$rc"
+fi
+
+# ---- compare mode: two runs of tests/web/progs/churn.c, the new one leaking 1000 blocks instead of 100 ----
+if ! gcc -std=gnu11 -g -O0 -fno-omit-frame-pointer -o "$W/churn" "$ROOT/tests/web/progs/churn.c" 2>"$W/cc.log" ||
+   ! "$HS" record -o "$W/base.hst" -- "$W/churn" 2000 100 >/dev/null 2>"$W/record.log" ||
+   ! "$HS" record -o "$W/new.hst" -- "$W/churn" 2000 1000 >/dev/null 2>>"$W/record.log" ||
+   ! "$HS" record -o "$W/big.hst" -- "$W/churn" 3000000 0 >/dev/null 2>>"$W/record.log"; then
+    fail record-churn "$(head -c 300 "$W/cc.log" "$W/record.log")"
+    exit 0
+fi
+ok record-churn
+
+if start_view compare "$W/base.hst" "$W/new.hst" && wait_ready "$VU"; then
+    ok compare-start
+    code=$(get "$VU/api/info")
+    expect compare-info "200 $W/base.hst $W/new.hst 1000" "$code $(field 'j["file"], j["compare"]["file"], j["compare"]["leaked"]["count"]' | tr -d "(),'")"
+    want=$("$HS" diff "$W/base.hst" "$W/new.hst" --json -n 5 | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["rows"], sort_keys=True))')
+    code=$(get "$VU/api/diff?n=5")
+    expect compare-diff-status 200 "$code"
+    got=$(field 'json.dumps(j["rows"], sort_keys=True)' | sed 's/^/x/')
+    if [ "x$want" = "$got" ]; then ok compare-diff-like-cli; else fail compare-diff-like-cli "$(echo "$got" | head -c 200)"; fi
+    expect compare-diff-first "leak_blocks 86400 86400" "$(field 'j["rows"][0]["name"].split()[0], j["rows"][0]["delta"]["bytes"], j["rows"][0]["delta"]["leaked_bytes"]' | tr -d "(),'")"
+    code=$(get "$VU/api/diff?sort=calls&by=function&leaked=1")
+    expect compare-diff-filtered "200 leak_blocks 900 calls function" "$code $(field 'j["rows"][0]["name"].split()[0], j["rows"][0]["delta"]["calls"], j["sort"], j["by"]' | tr -d "(),'")"
+    code=$(get "$VU/api/flame?compare=1&weight=leaked")
+    expect compare-flame "200 True 96000 9600 leak_blocks 96000 9600" "$code $(field 'j["compare"], j["root"]["value"], j["root"]["base"], j["root"]["children"][0]["name"], j["root"]["children"][0]["value"], j["root"]["children"][0]["base"]' | tr -d "(),'")"
+    code=$(get "$VU/api/flame?compare=1&through=steady")
+    expect compare-flame-filtered "200 100000 100000" "$code $(field 'j["root"]["value"], j["root"]["base"]' | tr -d "(),'")"
+    code=$(get "$VU/api/top?trace=new&leaked=1")
+    expect compare-top-new "200 1000" "$code $(field 'j["total"]["calls"]')"
+    code=$(get "$VU/api/top?leaked=1")
+    expect compare-top-base "200 100" "$code $(field 'j["total"]["calls"]')"
+    code=$(get "$VU/api/diff?sort=temporary")
+    expect compare-bad-sort "400 True" "$code $(field '"bad value" in j["error"]')"
+    status compare-bad-value 400 "$VU/api/flame?compare=2"
+    status compare-and-trace 400 "$VU/api/flame?compare=1&trace=new"
+    status compare-diff-trace 400 "$VU/api/diff?trace=new"
+    status compare-bad-trace 400 "$VU/api/top?trace=third"
+    status compare-bad-filter 400 "$VU/api/diff?live-at=soon"
+else
+    fail compare-start "$(head -c 300 "$W/compare.out" "$W/compare.err")"
+fi
+stop_view
+
+# ---- loading: a 6M-event trace, slowed down so the loading state can be watched ----
+export HEAPSCOPE_VIEW_LOAD_DELAY_MS=400
+if start_view loading "$W/big.hst"; then
+    ok loading-start
+    code=$(get "$VU/api/status")
+    expect loading-status "200 loading True" "$code $(field 'j["state"], 0 <= j["fraction"] < 1' | tr -d "(),'")"
+    code=$(get "$VU/api/flame")
+    expect loading-503 "503 loading True" "$code $(field 'j["state"], "still loading" in j["error"]' | tr -d "(),'")"
+    status loading-malformed-400 400 "$VU/api/top?n=lots"
+    status loading-page 200 "$VU/"
+    fracs=""
+    for _ in $(seq 100); do
+        get "$VU/api/status" >/dev/null
+        s=$(field 'j["state"]')
+        [ "$s" = loading ] && fracs="$fracs $(field 'j["fraction"]')"
+        [ "$s" = loading ] || break
+        sleep 0.2
+    done
+    expect loading-ready ready "$s"
+    if python3 -c 'import sys; f=[float(x) for x in sys.argv[1:]]; sys.exit(not (len(set(f)) >= 2 and f == sorted(f)))' $fracs; then
+        ok loading-fraction-grows
+    else
+        fail loading-fraction-grows "fractions seen:$fracs"
+    fi
+    code=$(get "$VU/api/top")
+    expect loading-then-top "200 3000500" "$code $(field 'j["total"]["calls"]')"
+else
+    fail loading-start "$(head -c 300 "$W/loading.out" "$W/loading.err")"
+fi
+stop_view
+if [ "$(cat "$W/loading.err" 2>/dev/null)" = "" ]; then ok loading-quiet-log; else fail loading-quiet-log "$(head -c 200 "$W/loading.err")"; fi
+
+# stopped while loading: exits at once, without crashing
+if start_view loading-stop "$W/big.hst"; then
+    kill -TERM $VPID
+    for _ in $(seq 30); do kill -0 $VPID 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $VPID 2>/dev/null; then fail stop-while-loading "still running 3 s after SIGTERM"; kill -9 $VPID; wait $VPID 2>/dev/null
+    else wait $VPID; expect stop-while-loading 0 "$?"; fi
+else
+    fail stop-while-loading "$(head -c 300 "$W/loading-stop.out" "$W/loading-stop.err")"
+fi
+unset HEAPSCOPE_VIEW_LOAD_DELAY_MS
+
+# a trace corrupt in its middle: the server has started, then loading fails; the viewer says why and exits 1
+python3 - "$W/big.hst" "$W/bad.hst" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(d) // 2, len(d) // 2 + 100):
+    d[i] ^= 0x5A
+open(sys.argv[2], "wb").write(d)
+PY
+if start_view bad "$W/bad.hst" || grep -q . "$W/bad.err"; then
+    for _ in $(seq 50); do kill -0 $VPID 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $VPID 2>/dev/null; then fail corrupt-trace "still serving a trace that cannot load"; stop_view
+    else wait $VPID; rc=$?
+        if [ "$rc" = 1 ] && grep -q "^heapscope: .*corrupt" "$W/bad.err"; then ok corrupt-trace; else fail corrupt-trace "exit $rc, $(head -c 200 "$W/bad.err")"; fi
+    fi
+else
+    fail corrupt-trace "$(head -c 300 "$W/bad.out" "$W/bad.err")"
 fi
 exit 0
