@@ -4,7 +4,8 @@ const FILTERS = ['live-between', 'allocated-between', 'live-at', 'leaked-or-free
   'size-min', 'size-max', 'through', 'not-through', 'alloc-site', 'thread', 'hide', 'leaked', 'temporary'];
 const PAIRS = new Set(['live-between', 'allocated-between']);
 const FLAGS = new Set(['leaked', 'temporary']);
-const state = { tab: 'flame', leaks: null, lifetimes: null, info: null, flame: null, zoom: null, zoomStack: [], layout: [], top: null, sel: -1, search: null };
+const state = { tab: 'flame', leaks: null, lifetimes: null, info: null, flame: null, zoom: null, zoomStack: [], layout: [], top: null, sel: -1, search: null,
+  compare: false, diff: null, timelineBase: null, gen: 0, progress: [] };
 window.heapscope = state;   // read by tests/web/e2e.mjs
 
 function fmtBytes(b) {
@@ -84,7 +85,22 @@ function setOption(k, v, dflt) {
 function showError(e) { $('error').textContent = e ? String(e.message || e) : ''; }
 
 // ---- info ----
-function drawInfo(i) {
+function drawInfo(info) {
+  const el = $('info');
+  el.textContent = '';
+  if (!info.compare) { infoLine(el, info); return; }
+  for (const [label, i] of [['base', info], ['new', info.compare]]) {
+    const line = document.createElement('div');
+    line.className = 'trace-' + label;
+    const b = document.createElement('b');
+    b.textContent = label + ' ' + i.file + ': ';
+    line.append(b);
+    infoLine(line, i);
+    el.append(line);
+  }
+}
+
+function infoLine(el, i) {
   const rss = i.peak_rss ? `${fmtBytes(i.peak_rss.bytes)} at ${fmtTime(i.peak_rss.time_ns)}` : 'not sampled';
   const cells = [
     ['command', i.cmdline.join(' ')], ['pid', i.pid], ['duration', fmtTime(i.duration_ns)],
@@ -93,8 +109,6 @@ function drawInfo(i) {
     ['peak heap', `${fmtBytes(i.peak_heap.bytes)} at ${fmtTime(i.peak_heap.time_ns)}`], ['peak RSS', rss],
     ['leaked', `${fmtBytes(i.leaked.bytes)} in ${fmtCount(i.leaked.count)} blocks`],
   ];
-  const el = $('info');
-  el.textContent = '';
   cells.forEach(([k, v], n) => {
     if (n) el.append(' · ');
     el.append(k + ' ');
@@ -116,9 +130,11 @@ function fitCanvas(c) {
 function drawTimeline() {
   const tl = state.timeline, c = $('timeline');
   if (!tl) return;
-  const [g, w, h] = fitCanvas(c), pad = 4, n = tl.time_ns.length, end = tl.duration_ns || 1;
-  const maxHeap = Math.max(1, ...tl.heap), maxRss = Math.max(1, ...tl.rss.filter((v) => v !== null));
+  const [g, w, h] = fitCanvas(c), pad = 4, n = tl.time_ns.length;
+  const end = Math.max(tl.duration_ns, state.compare && state.timelineBase ? state.timelineBase.duration_ns : 0) || 1;
+  const maxHeap = Math.max(1, ...tl.heap, ...(state.compare && state.timelineBase ? state.timelineBase.heap : [])), maxRss = Math.max(1, ...tl.rss.filter((v) => v !== null));
   const X = (t) => pad + (w - 2 * pad) * t / end;
+  state.timelineX = X;
   g.clearRect(0, 0, w, h);
   const line = (vals, max, colour, fill) => {
     g.beginPath();
@@ -136,6 +152,19 @@ function drawTimeline() {
   line(tl.heap, maxHeap, null, 'rgba(42, 111, 219, 0.25)');
   line(tl.heap, maxHeap, css.getPropertyValue('--heap'));
   line(tl.filtered, maxHeap, css.getPropertyValue('--filt'));
+  const tb = state.compare && state.timelineBase;
+  if (tb) {   // the base trace's heap on the same scales, dashed: both runs from their own start
+    g.setLineDash([4, 3]);
+    const bt = tb.time_ns, bh = tb.heap;
+    g.beginPath();
+    bt.forEach((t, k) => { const x = X(t), y = h - pad - (h - 2 * pad - 14) * bh[k] / maxHeap; if (k) g.lineTo(x, y); else g.moveTo(x, y); });
+    g.strokeStyle = '#555'; g.lineWidth = 1.2; g.stroke();
+    g.setLineDash([]);
+  }
+  const at = params().get('weight') === 'live' && state.flame ? state.flame.at_ns : null;
+  if (at !== null) {   // the moment of the flame graph's live weight
+    g.strokeStyle = '#a0208a'; g.lineWidth = 1.5; g.beginPath(); g.moveTo(X(at), 0); g.lineTo(X(at), h); g.stroke();
+  }
   if (state.info) {   // the peak
     const x = X(state.info.peak_heap.time_ns);
     g.strokeStyle = '#c00'; g.setLineDash([3, 3]); g.beginPath(); g.moveTo(x, 12); g.lineTo(x, h); g.stroke(); g.setLineDash([]);
@@ -171,12 +200,21 @@ function parseTime(v, end) {
 
 function timelineBrush() {
   const c = $('timeline');
-  const toNs = (x) => Math.max(0, Math.round((x - 4) / (c.clientWidth - 8) * (state.timeline ? state.timeline.duration_ns : 0)));
+  const span = () => state.timeline ? Math.max(state.timeline.duration_ns, state.compare && state.timelineBase ? state.timelineBase.duration_ns : 0) : 0;
+  const toNs = (x) => Math.max(0, Math.round((x - 4) / (c.clientWidth - 8) * span()));
   c.addEventListener('mousedown', (e) => { state.brush = { x0: e.offsetX, x1: e.offsetX, live: e.shiftKey }; });
   c.addEventListener('mousemove', (e) => { if (state.brush) { state.brush.x1 = e.offsetX; drawTimeline(); } });
   window.addEventListener('mouseup', () => {
     const b = state.brush;
     state.brush = null;
+    if (b && Math.abs(b.x1 - b.x0) < 3 && !b.live) {   // a click: the flame graph weighs what is live at that moment
+      const p = params();
+      p.set('weight', 'live');
+      p.set('at', `${Math.round(toNs(b.x0) / 1000)}us`);
+      p.delete('zoom');
+      navigate(p);
+      return;
+    }
     if (!b || Math.abs(b.x1 - b.x0) < 3) { drawTimeline(); return; }
     const t0 = toNs(Math.min(b.x0, b.x1)), t1 = toNs(Math.max(b.x0, b.x1));
     const p = params();
@@ -193,6 +231,20 @@ function colour(name) {
   return `hsl(${150 + h % 70}, ${45 + h % 25}%, ${58 + (h >> 8) % 18}%)`;
 }
 
+// Compare mode: red for a frame that grew from the base trace to the new one, blue for one that shrank, paler for less.
+function largestDelta(root) {
+  let m = 0;
+  const walk = (n) => { m = Math.max(m, Math.abs(n.value - n.base)); n.children.forEach(walk); };
+  root.children.forEach(walk);
+  return m;
+}
+function deltaColour(n, max) {
+  const d = n.value - n.base, k = max ? Math.min(1, Math.abs(d) / max) : 0;
+  if (!d) return 'hsl(220, 8%, 86%)';
+  return d > 0 ? `hsl(356, ${45 + 30 * k}%, ${88 - 40 * k}%)` : `hsl(220, ${45 + 30 * k}%, ${88 - 40 * k}%)`;
+}
+const signed = (v, f) => (v > 0 ? '+' : v < 0 ? '-' : '') + f(Math.abs(v));
+
 function findPath(node, target, path = []) {
   if (node === target) return [...path, node];
   for (const ch of node.children) { const r = findPath(ch, target, [...path, node]); if (r) return r; }
@@ -202,7 +254,7 @@ function findPath(node, target, path = []) {
 function drawFlame() {
   const fl = state.flame, c = $('flame');
   if (!fl) return;
-  const up = fl.direction === 'up', root = fl.root, zoom = state.zoom || root;
+  const up = fl.direction === 'up', root = fl.root, zoom = state.zoom || root, maxDelta = fl.compare ? largestDelta(zoom) : 0;
   const ancestors = (findPath(root, zoom) || [root]).slice(0, -1);
   let depth = 0;
   const measure = (n, d) => { depth = Math.max(depth, d); n.children.forEach((ch) => measure(ch, d + 1)); };
@@ -217,7 +269,8 @@ function drawFlame() {
   const re = state.search;
   const box = (n, x, width, d, dim) => {
     const y = Y(d);
-    g.fillStyle = n.other ? '#d8d8d8' : re && re.test(n.name) ? '#e040c0' : colour(n.name);
+    g.fillStyle = re && !n.other && re.test(n.name) ? '#e040c0' : fl.compare ? deltaColour(n, maxDelta) : n.other ? '#d8d8d8' : colour(n.name);
+    const fill = g.fillStyle;
     g.globalAlpha = dim ? 0.45 : 1;
     g.fillRect(x, y, Math.max(width - 1, 0.5), ROW - 1);
     g.globalAlpha = 1;
@@ -227,7 +280,7 @@ function drawFlame() {
       g.fillText(n.name, x + 3, y + ROW / 2);
       g.restore();
     }
-    state.layout.push({ n, x, y, w: width });
+    state.layout.push({ n, x, y, w: width, fill, dim });
   };
   ancestors.forEach((a, d) => box(a, 0, w, d, true));
   const place = (n, x, width, d) => {
@@ -242,8 +295,11 @@ function drawFlame() {
   place(zoom, 0, w, ancestors.length);
   $('flame-zoom').textContent = state.zoom ? 'zoomed: ' + state.zoom.name : '';
   drawSearch();
-  $('flame-total').textContent = `${fl.weight}: ${fl.weight === 'count' ? fmtCount(fl.total) : fmtBytes(fl.total)}` +
-    (fl.weight === 'live' ? ` at ${fmtTime(fl.at_ns)}` : '') + ` in ${fmtCount(fl.count)} allocations`;
+  const fmt = fl.weight === 'count' ? fmtCount : fmtBytes;
+  $('flame-total').textContent = `${fl.weight}: ${fmt(fl.total)}` +
+    (fl.weight === 'live' ? ` at ${fmtTime(fl.at_ns)}` : '') + ` in ${fmtCount(fl.count)} allocations` +
+    (fl.compare ? ` (base ${fmt(fl.base_total)}, ${signed(fl.total - fl.base_total, fmt)})` : '');
+  $('compare-legend').hidden = !fl.compare;
 }
 
 function flameHit(e) {
@@ -309,6 +365,12 @@ function drawSearch() {
   out.textContent = nodes ? `matched: ${fl.weight === 'count' ? fmtCount(sum) : fmtBytes(sum)} (${pct}%)` : 'no match';
 }
 
+function compareTip(fl, n) {
+  const f = fl.weight === 'count' ? fmtCount : fmtBytes;
+  return `base ${f(n.base)} · new ${f(n.value)} · delta ${signed(n.value - n.base, f)}` +
+    ` · allocations ${fmtCount(n.base_count)} → ${fmtCount(n.count)}`;
+}
+
 function flameEvents() {
   const c = $('flame'), tip = $('tip');
   c.addEventListener('mousemove', (e) => {
@@ -317,7 +379,7 @@ function flameEvents() {
     const n = b.n, pct = fl.total ? (100 * n.value / fl.total).toFixed(2) : '0';
     const val = fl.weight === 'count' ? fmtCount(n.value) + ' allocations' : `${fmtBytes(n.value)} (${fmtCount(n.value)} B)`;
     tip.textContent = `${n.name}\n${n.file ? n.file + ':' + n.line : n.other ? 'frames too small to draw, summed' : 'several lines or unknown file'}\n` +
-      `${val} (${pct}%) · ${fmtCount(n.count)} allocations`;
+      (fl.compare ? compareTip(fl, n) : `${val} (${pct}%) · ${fmtCount(n.count)} allocations`);
     tip.style.whiteSpace = 'pre';
     tip.hidden = false;
     const box = c.parentElement.getBoundingClientRect(), cr = c.getBoundingClientRect();
@@ -364,6 +426,37 @@ function drawTop(top) {
     }
     body.append(tr);
   });
+}
+
+// Compare mode: the per-site changes of /api/diff, largest change first.
+function drawDiff(d) {
+  const body = $('diff').tBodies[0];
+  body.textContent = '';
+  state.diff = d;
+  const sort = params().get('sort') || 'change';
+  document.querySelectorAll('#diff th[data-dsort]').forEach((th) => th.classList.toggle('sorted', th.dataset.dsort === sort));
+  const cell = (tr, text, delta) => {
+    const td = document.createElement('td');
+    td.textContent = text;
+    if (delta) td.className = delta > 0 ? 'up' : 'down';
+    tr.append(td);
+  };
+  const row = (r, cls) => {
+    const tr = document.createElement('tr');
+    tr.className = cls;
+    cell(tr, r.rank); cell(tr, r.status);
+    cell(tr, fmtBytes(r.base.bytes)); cell(tr, fmtBytes(r.new.bytes));
+    cell(tr, signed(r.delta.bytes, fmtBytes), r.delta.bytes); cell(tr, signed(r.delta.calls, fmtCount), r.delta.calls);
+    cell(tr, signed(r.delta.peak_bytes, fmtBytes), r.delta.peak_bytes); cell(tr, signed(r.delta.leaked_bytes, fmtBytes), r.delta.leaked_bytes);
+    cell(tr, r.name);
+    if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
+    body.append(tr);
+  };
+  d.rows.forEach((r) => row(r, 'site'));
+  const t = d.total, delta = (k) => t.new[k] - t.base[k];
+  row({ rank: 'all', status: `${d.rows_changed} of ${d.rows_total} changed`, base: t.base, new: t.new,
+    delta: { bytes: delta('bytes'), calls: delta('calls'), peak_bytes: d.peak_heap.new - d.peak_heap.base, leaked_bytes: delta('leaked_bytes') },
+    name: 'peak: the whole heap at each trace\'s peak' }, 'all');
 }
 
 // ---- table keyboard: selection, callers, zoom ----
@@ -446,21 +539,74 @@ function keys() {
   $('help-close').addEventListener('click', () => toggleHelp(false));
 }
 
-// ---- export ----
+// ---- export: the table as JSON, the flame graph and timeline as standalone SVG, folded stacks ----
+function download(name, text, type) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([text], { type }));
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
 async function exportTop() {
   const p = params(), q = filterQuery(p);
   for (const k of ['by', 'sort']) if (p.has(k)) q.set(k, p.get(k));
   q.set('n', '0');
   try {
-    const body = await api('top', q);
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(new Blob([JSON.stringify(body, null, 1)], { type: 'application/json' }));
-    a.download = 'heapscope-top.json';
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    const body = await api(state.compare ? 'diff' : 'top', q);
+    download(state.compare ? 'heapscope-diff.json' : 'heapscope-top.json', JSON.stringify(body, null, 1), 'application/json');
   } catch (e) {
     showError(e);
   }
+}
+
+// The folded stacks of `heapscope flame --folded` for the current filter and weight (the new trace when comparing).
+async function exportFolded() {
+  const p = params(), q = filterQuery(p);
+  for (const k of ['weight', 'at']) if (p.has(k)) q.set(k, p.get(k));
+  if (state.compare) q.set('trace', 'new');
+  try {
+    const res = await fetch('/api/folded?' + q);
+    if (!res.ok) throw new Error((await res.json()).error || res.statusText);
+    download('heapscope.folded', await res.text(), 'text/plain');
+  } catch (e) {
+    showError(e);
+  }
+}
+
+const xml = (s) => String(s).replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]);
+const svgDoc = (w, h, title, body) => `<?xml version="1.0" encoding="UTF-8"?>\n` +
+  `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="12">\n` +
+  `<title>${xml(title)}</title>\n<rect width="100%" height="100%" fill="#ffffff"/>\n${body}</svg>\n`;
+
+// The flame graph as drawn (zoom, search and colours included), each frame with its figures as a tooltip.
+function flameSvg() {
+  const fl = state.flame, c = $('flame'), w = c.clientWidth, h = c.getAttribute('height') | 0, top = 24;
+  const fmt = fl.weight === 'count' ? fmtCount : fmtBytes;
+  let body = `<text x="4" y="16" font-size="14">${xml(`heapscope flame graph (${fl.weight}) of ${fl.file}${fl.filter ? ', filter ' + fl.filter : ''}`)}</text>\n`;
+  for (const b of state.layout) {
+    const n = b.n, tip = `${n.name}${n.file ? ' ' + n.file + ':' + n.line : ''}: ` +
+      (fl.compare ? `base ${fmt(n.base)}, new ${fmt(n.value)}, delta ${signed(n.value - n.base, fmt)}` : `${fmt(n.value)}, ${fmtCount(n.count)} allocations`);
+    body += `<g><title>${xml(tip)}</title><rect x="${b.x.toFixed(2)}" y="${b.y + top}" width="${Math.max(b.w - 1, 0.5).toFixed(2)}" height="${ROW - 1}" fill="${b.fill}"${b.dim ? ' fill-opacity="0.45"' : ''}/>`;
+    if (b.w > 30) body += `<text x="${(b.x + 3).toFixed(2)}" y="${b.y + top + 13}" textLength="${Math.min(b.w - 6, n.name.length * 7).toFixed(0)}" lengthAdjust="spacingAndGlyphs">${xml(n.name.length * 7 > b.w - 6 ? n.name.slice(0, Math.max(1, Math.floor((b.w - 6) / 7) - 1)) + '…' : n.name)}</text>`;
+    body += '</g>\n';
+  }
+  return svgDoc(w, h + top, 'heapscope flame graph', body);
+}
+
+// The timeline: heap in use (and the base trace's when comparing), the filtered subset and RSS, on the page's scales.
+function timelineSvg() {
+  const tl = state.timeline, w = $('timeline').clientWidth, h = 200, pad = 4, top = 24, base = state.compare ? state.timelineBase : null;
+  const end = Math.max(tl.duration_ns, base ? base.duration_ns : 0) || 1;
+  const maxHeap = Math.max(1, ...tl.heap, ...(base ? base.heap : [])), maxRss = Math.max(1, ...tl.rss.filter((v) => v !== null));
+  const pts = (times, vals, max) => times.map((t, k) => vals[k] === null ? null :
+    `${(pad + (w - 2 * pad) * t / end).toFixed(1)},${(top + h - pad - (h - 2 * pad) * vals[k] / max).toFixed(1)}`).filter((v) => v).join(' ');
+  let body = `<text x="4" y="16" font-size="14">${xml(`heapscope memory over ${fmtTime(tl.duration_ns)}: heap peak ${fmtBytes(Math.max(...tl.heap))}`)}</text>\n`;
+  body += `<polyline fill="none" stroke="#8a94a6" stroke-width="1.5" points="${pts(tl.time_ns, tl.rss, maxRss)}"><title>RSS (own scale)</title></polyline>\n`;
+  body += `<polyline fill="none" stroke="#2a6fdb" stroke-width="1.5" points="${pts(tl.time_ns, tl.heap, maxHeap)}"><title>heap in use</title></polyline>\n`;
+  body += `<polyline fill="none" stroke="#e0701a" stroke-width="1.5" points="${pts(tl.time_ns, tl.filtered, maxHeap)}"><title>filtered</title></polyline>\n`;
+  if (base) body += `<polyline fill="none" stroke="#555" stroke-dasharray="4 3" points="${pts(base.time_ns, base.heap, maxHeap)}"><title>base trace's heap in use</title></polyline>\n`;
+  return svgDoc(w, h + top + 4, 'heapscope timeline', body);
 }
 
 // ---- tabs: flame graph and table, leaks, lifetimes ----
@@ -556,10 +702,11 @@ function drawLifetimes() {
     (lt.stride > 1 ? ` (every ${lt.stride}th)` : '') + (lt.filter ? ` · filter ${lt.filter}` : '');
 }
 
-// ---- copy as command: the heapscope top command line of the current view ----
+// ---- copy as command: the heapscope top (or diff, when comparing) command line of the current view ----
 const shellQuote = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 function commandLine() {
-  const p = params(), argv = ['heapscope', 'top', state.info ? state.info.file : 'TRACE'];
+  const p = params(), i = state.info;
+  const argv = state.compare ? ['heapscope', 'diff', i.file, i.compare.file] : ['heapscope', 'top', i ? i.file : 'TRACE'];
   for (const [k, v] of p) {
     if (!FILTERS.includes(k)) continue;
     if (PAIRS.has(k)) argv.push('--' + k, ...v.split(','));
@@ -578,10 +725,12 @@ async function copyCommand() {
 }
 
 // ---- loading ----
+// Each refresh is one generation: an answer to an older one (a slow request overtaken by a newer view) is dropped.
 async function refresh() {
+  const gen = ++state.gen;
   urlToForm();
   showError(null);
-  const p = params(), fq = filterQuery(p);
+  const p = params(), fq = filterQuery(p), cmp = state.compare;
   const flameQ = new URLSearchParams(fq), topQ = new URLSearchParams(fq), tlQ = new URLSearchParams(fq);
   for (const k of ['weight', 'at', 'direction']) if (p.has(k)) flameQ.set(k, p.get(k));
   for (const k of ['by', 'sort']) if (p.has(k)) topQ.set(k, p.get(k));
@@ -593,25 +742,62 @@ async function refresh() {
   for (const k of ['by']) if (p.has(k)) leaksQ.set(k, p.get(k));
   leaksQ.set('n', '20');
   ltQ.set('points', '5000');
+  const tlBaseQ = new URLSearchParams(tlQ);
+  if (cmp) {   // the flame graph and table compare; the timeline, leaks and lifetimes show the new trace
+    flameQ.set('compare', '1');
+    for (const q of [tlQ, leaksQ, ltQ]) q.set('trace', 'new');
+  }
+  $('diff').hidden = !cmp;
+  $('top').hidden = cmp;
+  $('legend-base').hidden = !cmp;
   try {
-    const [tl, fl, top, lk, lt] = await Promise.all([api('timeline', tlQ), api('flame', flameQ), api('top', topQ),
-      state.tab === 'leaks' ? api('leaks', leaksQ) : null, state.tab === 'lifetimes' ? api('lifetimes', ltQ) : null]);
-    state.timeline = tl; state.flame = fl;
+    const [tl, fl, top, lk, lt, tlb] = await Promise.all([api('timeline', tlQ), api('flame', flameQ), api(cmp ? 'diff' : 'top', topQ),
+      state.tab === 'leaks' ? api('leaks', leaksQ) : null, state.tab === 'lifetimes' ? api('lifetimes', ltQ) : null,
+      cmp ? api('timeline', tlBaseQ) : null]);
+    if (gen !== state.gen) return;
+    state.timeline = tl; state.flame = fl; state.timelineBase = tlb;
     zoomFromUrl();
-    drawTimeline(); drawFlame(); drawTop(top);
+    drawTimeline(); drawFlame();
+    if (cmp) drawDiff(top); else drawTop(top);
     state.leaks = lk; state.lifetimes = lt;
     if (lk) drawLeaks();
     if (lt) drawLifetimes();
   } catch (e) {
+    if (gen !== state.gen) return;
     showError(e);
   }
   if (!$('command').hidden) $('command').textContent = commandLine();
   state.loads = (state.loads || 0) + 1;   // tests wait on it
 }
 
+// A large trace loads in the background: the server answers /api/status with the fraction read until it is ready.
+async function waitLoaded() {
+  const box = $('loading'), bar = $('load-progress'), text = $('load-text');
+  for (;;) {
+    let st;
+    try {
+      st = await api('status');
+    } catch (e) {
+      text.textContent = 'cannot reach heapscope view: ' + e.message;
+      box.hidden = false;
+      await new Promise((r) => setTimeout(r, 1000));
+      continue;
+    }
+    if (st.state === 'ready') { box.hidden = true; return true; }
+    if (st.state === 'failed') { box.hidden = false; bar.hidden = true; text.textContent = st.error; return false; }
+    state.progress.push(st.fraction);   // tests read it
+    box.hidden = false;
+    bar.value = st.fraction;
+    text.textContent = `loading ${st.traces.map((t) => t.file).join(' and ')}: ${Math.floor(100 * st.fraction)}%`;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
 async function main() {
+  if (!await waitLoaded()) { $('info').textContent = 'the trace could not be loaded'; return; }
   try {
     state.info = await api('info');
+    state.compare = !!state.info.compare;
     drawInfo(state.info);
   } catch (e) {
     $('info').textContent = 'cannot load the trace summary: ' + e.message;
@@ -625,10 +811,15 @@ async function main() {
   $('by').addEventListener('change', (e) => setOption('by', e.target.value, 'backtrace'));
   document.querySelectorAll('#top th[data-sort]').forEach((th) =>
     th.addEventListener('click', () => setOption('sort', th.dataset.sort, 'bytes')));
+  document.querySelectorAll('#diff th[data-dsort]').forEach((th) =>
+    th.addEventListener('click', () => setOption('sort', th.dataset.dsort, 'change')));
   timelineBrush();
   flameEvents();
   keys();
   $('export-top').addEventListener('click', exportTop);
+  $('export-folded').addEventListener('click', exportFolded);
+  $('export-flame-svg').addEventListener('click', () => { if (state.flame) download('heapscope-flame.svg', flameSvg(), 'image/svg+xml'); });
+  $('export-timeline-svg').addEventListener('click', () => { if (state.timeline) download('heapscope-timeline.svg', timelineSvg(), 'image/svg+xml'); });
   document.querySelectorAll('#tabs button').forEach((b) =>
     b.addEventListener('click', () => setOption('tab', b.dataset.tab, 'flame')));
   $('copy-command').addEventListener('click', copyCommand);
