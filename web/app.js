@@ -165,10 +165,11 @@ function drawTimeline() {
   if (at !== null) {   // the moment of the flame graph's live weight
     g.strokeStyle = '#a0208a'; g.lineWidth = 1.5; g.beginPath(); g.moveTo(X(at), 0); g.lineTo(X(at), h); g.stroke();
   }
-  if (state.info) {   // the peak
-    const x = X(state.info.peak_heap.time_ns);
+  if (state.info) {   // the peak (of the new trace, the one drawn, when comparing)
+    const peak = state.compare ? state.info.compare.peak_heap : state.info.peak_heap;
+    const x = X(peak.time_ns);
     g.strokeStyle = '#c00'; g.setLineDash([3, 3]); g.beginPath(); g.moveTo(x, 12); g.lineTo(x, h); g.stroke(); g.setLineDash([]);
-    g.fillStyle = '#c00'; g.font = '11px system-ui'; g.fillText('peak ' + fmtBytes(state.info.peak_heap.bytes), Math.min(x + 3, w - 90), 11);
+    g.fillStyle = '#c00'; g.font = '11px system-ui'; g.fillText('peak ' + fmtBytes(peak.bytes), Math.min(x + 3, w - 90), 11);
   }
   // the time ranges of the current filter that are plain times (1.5s, 250ms, 40us, 98%)
   const p = params();
@@ -456,7 +457,7 @@ function drawDiff(d) {
   const t = d.total, delta = (k) => t.new[k] - t.base[k];
   row({ rank: 'all', status: `${d.rows_changed} of ${d.rows_total} changed`, base: t.base, new: t.new,
     delta: { bytes: delta('bytes'), calls: delta('calls'), peak_bytes: d.peak_heap.new - d.peak_heap.base, leaked_bytes: delta('leaked_bytes') },
-    name: 'peak: the whole heap at each trace\'s peak' }, 'all');
+    name: 'all sites (Δ peak: the whole heap at each trace\'s peak)' }, 'all');
 }
 
 // ---- table keyboard: selection, callers, zoom ----

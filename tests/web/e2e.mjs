@@ -1,14 +1,17 @@
-// e2e.mjs - the viewer's page in headless chromium (playwright-core): load, timeline brushes, flame graph, table, keys, URL state
+// e2e.mjs - the viewer's page in headless chromium (playwright-core): load, timeline brushes, flame graph, table, keys, URL state, exports, compare mode, loading progress
 //
 // Run by tests/web/e2e.sh, which starts `heapscope view` on a trace of tests/analysis/progs/phases.c and sets
-// HS (the heapscope binary), TRACE, URL (the server), ART (screenshot folder), PROFILE (a user data dir), CHROMIUM.
+// HS (the heapscope binary), TRACE, URL (the server), ART (screenshot folder), PROFILE (a user data dir), CHROMIUM,
+// and BASE, NEW, BIG: traces of tests/web/progs/churn.c (100 then 1000 leaked blocks; a 6M-event run) for the
+// servers this script starts itself (compare mode, loading progress).
 // Expected values come from the CLI (`heapscope report/top --json`) on the same trace.
 // Prints `ok NAME` or `FAIL NAME: why` per check.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { chromium } from 'playwright-core';
 
-const { HS, TRACE, URL, ART, PROFILE, CHROMIUM } = process.env;
+const { HS, TRACE, URL, ART, PROFILE, CHROMIUM, BASE, NEW, BIG } = process.env;
 const cli = (...args) => JSON.parse(execFileSync(HS, [args[0], TRACE, ...args.slice(1), '--json'], { encoding: 'utf8' }));
 const fmtCount = (n) => Math.round(n).toLocaleString('en-US');
 const ROW = 18;   // app.js's flame row height
@@ -83,6 +86,45 @@ async function flameCell(name, depth) {
   const box = await page.locator('#flame').boundingBox();
   return { ...cell, px: box.x + cell.x + Math.min(cell.w / 2, 40), py: box.y + cell.y + ROW / 2 };
 }
+
+// A port free on 127.0.0.1 a moment ago.
+const freePort = () => new Promise((resolve) => {
+  const srv = createServer().listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+});
+
+// Starts `heapscope view ARGS` on a free port; resolves with its URL once it prints "Serving".
+const views = [];
+async function startView(args, env = {}) {
+  const port = await freePort();
+  return new Promise((resolve, reject) => {
+    const p = spawn(HS, ['view', ...args, '--port', String(port)],
+      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    views.push(p);
+    let out = '', err = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /^Serving (http:\/\/\S+)/m.exec(out);
+      if (m) resolve(m[1]);
+    });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('exit', (code) => reject(new Error(`heapscope view exited ${code}: ${err.slice(0, 200)}`)));
+    setTimeout(() => reject(new Error('heapscope view did not start in 10 s')), 10000);
+  });
+}
+
+// Clicks a button that downloads a file; returns the file's text.
+async function downloaded(selector) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  return { name: dl.suggestedFilename(), text: readFileSync(await dl.path(), 'utf8') };
+}
+
+// What the browser's XML parser makes of an SVG file: its root, and the counts of a few elements.
+const parseSvg = (text) => page.evaluate((t) => {
+  const doc = new DOMParser().parseFromString(t, 'image/svg+xml'), r = doc.documentElement;
+  return { error: doc.getElementsByTagName('parsererror').length > 0, root: r.localName, ns: r.namespaceURI,
+    rects: doc.getElementsByTagName('rect').length, lines: doc.getElementsByTagName('polyline').length,
+    titles: [...doc.getElementsByTagName('title')].map((e) => e.textContent) };
+}, text);
 
 let prev = null;   // URL and table before the "live between" drag, for Back
 try {
@@ -294,8 +336,137 @@ try {
     assert(!new globalThis.URL(page.url()).searchParams.has('zoom'), `Reset left ${page.url()}`);
   });
 
+  await check('export-flame-svg', async () => {
+    await page.goto(URL + '?live-between=150ms,450ms');
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    const { name, text } = await downloaded('#export-flame-svg');
+    const svg = await parseSvg(text);
+    assert(name.endsWith('.svg') && !svg.error && svg.root === 'svg' && svg.ns === 'http://www.w3.org/2000/svg',
+      `${name}: ${JSON.stringify({ ...svg, titles: svg.titles.length })}`);
+    const cells = await page.evaluate(() => window.heapscope.layout.length);
+    assert(svg.rects === cells + 1, `${svg.rects} rects in the SVG, ${cells} frames drawn (plus the background)`);
+    const site = await page.evaluate(() => window.heapscope.flame.root.children[0]);
+    assert(svg.titles.some((t) => t.startsWith(site.name + ' ') && t.includes(fmtCount(site.count) + ' allocations')),
+      `no frame title for ${site.name} with ${fmtCount(site.count)} allocations`);
+  });
+
+  await check('export-timeline-svg', async () => {
+    const { name, text } = await downloaded('#export-timeline-svg');
+    const svg = await parseSvg(text);
+    assert(name.endsWith('.svg') && !svg.error && svg.root === 'svg' && svg.ns === 'http://www.w3.org/2000/svg' && svg.lines === 3,
+      `${name}: ${JSON.stringify({ ...svg, titles: svg.titles.length })}`);
+  });
+
+  await check('export-folded', async () => {
+    const { text } = await downloaded('#export-folded');
+    const want = execFileSync(HS, ['flame', TRACE, '--folded', '--live-between', '150ms', '450ms'], { encoding: 'utf8' });
+    const sorted = (t) => t.trim().split('\n').sort().join('\n');
+    assert(want.trim() && sorted(text) === sorted(want), `folded export differs from heapscope flame --folded: ${text.slice(0, 120)}`);
+  });
+
+  await check('export-json', async () => {
+    const { name, text } = await downloaded('#export-top');
+    const got = JSON.parse(text), want = cli('top', '--live-between', '150ms', '450ms', '-n', '0');
+    assert(name.endsWith('.json') && got.rows.length === want.rows.length && got.total.calls === want.total.calls,
+      `${name}: ${got.rows.length} rows, ${got.total.calls} calls; heapscope top: ${want.rows.length}, ${want.total.calls}`);
+  });
+
+  await check('timeline-click-live-at', async () => {
+    const c = await page.locator('#timeline').boundingBox(), dur = await page.evaluate(() => window.heapscope.timeline.duration_ns);
+    await settled(() => page.mouse.click(c.x + 4 + (c.width - 8) * 0.3, c.y + c.height / 2));
+    const p = new globalThis.URL(page.url()).searchParams, fl = await page.evaluate(() => window.heapscope.flame);
+    const at = parseInt(p.get('at'), 10) * 1e3;
+    assert(p.get('weight') === 'live' && Math.abs(at - 0.3 * dur) < dur / 50, `URL ${page.url()} after a click at 30% of ${dur} ns`);
+    const want = cli('top', '--live-between', '150ms', '450ms', '--live-at', p.get('at')).total.bytes;
+    assert(fl.weight === 'live' && fl.total === want, `flame weight ${fl.weight} total ${fl.total}, heapscope top --live-at says ${want}`);
+  });
+
+  await check('stale-answer-dropped', async () => {
+    // a slow answer to an older view must not replace a newer one: hold the first flame answer back until the second is drawn
+    let release;
+    const held = new Promise((r) => { release = r; });
+    let first = true;
+    await page.route('**/api/flame?*', async (route) => {
+      if (first) { first = false; await held; }
+      await route.continue();
+    });
+    const n = await loads();
+    await page.evaluate(() => { history.pushState(null, '', '?weight=count'); window.dispatchEvent(new PopStateEvent('popstate')); });
+    await page.evaluate(() => { history.pushState(null, '', '?weight=leaked'); window.dispatchEvent(new PopStateEvent('popstate')); });
+    await page.waitForFunction((k) => window.heapscope.loads > k, n);
+    release();
+    await page.waitForTimeout(500);
+    await page.unroute('**/api/flame?*');
+    const w = await page.evaluate(() => window.heapscope.flame.weight);
+    assert(w === 'leaked', `the flame graph shows weight ${w} after the older (count) answer came last`);
+  });
+
+  await check('compare-mode', async () => {
+    const url = await startView([BASE, NEW]);
+    await page.goto(url);
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0 && window.heapscope.diff);
+    const info = await page.locator('#info').innerText();
+    assert(info.includes(BASE) && info.includes(NEW) && info.includes('leaked 9.38 KiB in 100 blocks') && info.includes('leaked 93.8 KiB in 1,000 blocks'),
+      `info panel: ${info}`);
+    const want = JSON.parse(execFileSync(HS, ['diff', BASE, NEW, '--json'], { encoding: 'utf8' })).rows[0];
+    const first = await page.locator('#diff tbody tr.site').first().locator('td').allInnerTexts();
+    assert(want.name.startsWith('leak_blocks') && first[8] === want.name.replace(/\s+/g, ' ') && first[4] === '+84.4 KiB' && first[5] === '+900',
+      `first diff row '${first.join(' | ')}', heapscope diff: ${want.name} ${want.delta.bytes}`);
+    await shot('compare');
+  });
+
+  await check('compare-flame-colours', async () => {
+    const cell = await flameCell('leak_blocks', 1);
+    const px = await page.evaluate(([x, y]) => {
+      const c = document.getElementById('flame'), r = window.devicePixelRatio || 1;
+      return [...c.getContext('2d').getImageData(Math.round((x + 2) * r), Math.round((y + 4) * r), 1, 1).data];
+    }, [cell.x, cell.y]);
+    assert(px[0] > px[2] + 60, `leak_blocks (grew by 900 blocks) is drawn rgb(${px.slice(0, 3)}), not red`);
+    const steady = await flameCell('steady', 1);
+    const grey = await page.evaluate(([x, y]) => {
+      const c = document.getElementById('flame'), r = window.devicePixelRatio || 1;
+      return [...c.getContext('2d').getImageData(Math.round((x + 2) * r), Math.round((y + 4) * r), 1, 1).data];
+    }, [steady.x, steady.y]);
+    assert(Math.abs(grey[0] - grey[2]) < 30, `steady (unchanged) is drawn rgb(${grey.slice(0, 3)}), not grey`);
+    await page.mouse.move(cell.px, cell.py);
+    await page.locator('#tip').waitFor({ state: 'visible' });
+    const tip = await page.locator('#tip').innerText();
+    assert(tip.startsWith('leak_blocks') && tip.includes('base 9.38 KiB') && tip.includes('new 93.8 KiB') && tip.includes('delta +84.4 KiB'),
+      `tooltip '${tip.replace(/\n/g, ' | ')}'`);
+    await shot('compare-flame-tooltip');
+  });
+
+  await check('compare-filter-both', async () => {
+    await page.goto(page.url().split('?')[0] + '?leaked=1&weight=leaked');
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    const fl = await page.evaluate(() => window.heapscope.flame);
+    const want = JSON.parse(execFileSync(HS, ['diff', BASE, NEW, '--leaked', '--json'], { encoding: 'utf8' })).total;
+    assert(fl.compare && fl.base_total === want.base.leaked_bytes && fl.total === want.new.leaked_bytes,
+      `flame totals base ${fl.base_total} new ${fl.total}, heapscope diff --leaked: ${want.base.leaked_bytes} ${want.new.leaked_bytes}`);
+    const rows = await page.locator('#diff tbody tr.site').count();
+    assert(rows === 1, `${rows} diff rows with --leaked, want 1 (leak_blocks)`);
+    const { text } = await downloaded('#export-top');
+    assert(JSON.parse(text).schema === 'heapscope-diff/1', 'Export JSON in compare mode is not the diff');
+    const svg = await parseSvg((await downloaded('#export-flame-svg')).text);
+    assert(!svg.error && svg.titles.some((t) => t.includes('delta +84.4 KiB')), 'the compare flame SVG lacks the delta of leak_blocks');
+    await shot('compare-leaked');
+  });
+
+  await check('loading-progress', async () => {
+    const url = await startView([BIG], { HEAPSCOPE_VIEW_LOAD_DELAY_MS: '400' });
+    await page.goto(url);
+    await page.locator('#load-progress').waitFor({ state: 'visible' });
+    await shot('loading');
+    await page.waitForFunction(() => window.heapscope.loads > 0, null, { timeout: 20000 });
+    const seen = await page.evaluate(() => window.heapscope.progress);
+    assert(seen.length >= 2 && seen.every((f, i) => f >= 0 && f < 1 && (!i || f >= seen[i - 1])), `fractions seen: ${JSON.stringify(seen)}`);
+    assert(await page.locator('#loading').isHidden(), 'the progress bar is still shown once loaded');
+    assert(await totalCalls() === fmtCount(3000500), `table total ${await totalCalls()} after loading`);
+  });
+
   await check('no-page-errors', async () => { assert(errors.length === 0, errors.join('; ')); });
 } finally {
+  for (const v of views) v.kill('SIGTERM');
   await ctx.close();
   rmSync(profile, { recursive: true, force: true });
 }

@@ -35,6 +35,12 @@ if ! gcc -std=gnu11 -g -O0 -fno-omit-frame-pointer -pthread -o "$W/phases" "$ROO
     exit 0
 fi
 
+# compare mode and loading progress: tests/web/progs/churn.c leaking 100 then 1000 blocks, and a 6M-event run
+if ! why=$("$ROOT/tests/web/churn-traces.sh" "$HS" "$W"); then
+    fail record-churn "$why"
+    exit 0
+fi
+
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$HS" view "$W/phases.hst" --port "$PORT" >"$W/view.out" 2>"$W/view.err" &
 PID=$!
@@ -49,7 +55,7 @@ if ! grep -q "^Serving http://127.0.0.1:$PORT/" "$W/view.out"; then
     exit 0
 fi
 
-HS="$HS" TRACE="$W/phases.hst" URL="http://127.0.0.1:$PORT/" ART="$ART" PROFILE="$W/profile" CHROMIUM="$CHROMIUM" \
+HS="$HS" TRACE="$W/phases.hst" BASE="$W/base.hst" NEW="$W/new.hst" BIG="$W/big.hst" URL="http://127.0.0.1:$PORT/" ART="$ART" PROFILE="$W/profile" CHROMIUM="$CHROMIUM" \
     timeout 120 node "$T/e2e.mjs" || fail e2e "e2e.mjs exited $?"
 
 kill -TERM $PID 2>/dev/null
