@@ -811,7 +811,7 @@ static int diff_node(FILE *f, const struct pair *p, uint32_t id, double thresh)
 	double ob = 0, on = 0, obc = 0, onc = 0;
 	int rc;
 
-	/* the larger side ranks a child and decides whether it is drawn, so a frame that shrank or vanished still shows */
+	/* the larger side ranks a child and decides whether it is sent, so a frame that shrank (or vanished) is not summed away */
 	if ((rc = sorted_kids(p, n->first_child, pair_next, pair_weight, &kids, &nkids)) < 0)
 		goto out;
 	node_head(f, named, fn);
