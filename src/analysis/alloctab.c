@@ -230,10 +230,34 @@ static void retire(struct pass *ps, struct hs_alloc *a, uint64_t ns)
 		ps->heap -= size;
 }
 
+/* Fills a new table entry (f: the address while live, or the free time) and counts it into the heap. */
+static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f)
+{
+	struct hs_alloctab *t = ps->t;
+
+	a->a = clamp_time(ev->time_ns) | (uint64_t)thread_index(ps, ev->tid) << 48;
+	a->f = f | (ev->size >> 32 & 0xffff) << 48;
+	a->size_lo = (uint32_t)ev->size;
+	a->stack = ev->stack;
+	if (t->sample_bytes) {
+		ps->heap_est += (double)ev->size * hs_alloctab_weight(t, ev->size);
+		if (ps->heap_est > t->peak_heap) {
+			t->peak_heap = ps->heap_est;
+			t->peak_ns = ev->time_ns;
+		}
+	} else {
+		ps->heap += ev->size;
+		if (ps->heap > ps->peak) {
+			ps->peak = ps->heap;
+			t->peak_heap = (double)ps->heap;
+			t->peak_ns = ev->time_ns;
+		}
+	}
+}
+
 static int on_alloc(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_alloctab *t = ps->t;
-	struct hs_alloc *a;
 	uint32_t idx, hash = hash_of(ev->ptr);
 	size_t slot;
 	int rc;
@@ -265,26 +289,33 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 	if ((rc = append(t, &idx)) < 0)
 		return rc;
 	ps->live.slots[slot] = (struct slot){ .idx = idx, .hash = hash };
-	a = hs_alloctab_at(t, idx);
-	a->a = clamp_time(ev->time_ns) | (uint64_t)thread_index(ps, ev->tid) << 48;
-	a->f = (ev->ptr & HS_ALLOC_TIME_MASK) | (ev->size >> 32 & 0xffff) << 48;
-	a->size_lo = (uint32_t)ev->size;
-	a->stack = ev->stack;
-	if (t->sample_bytes) {
-		ps->heap_est += (double)ev->size * hs_alloctab_weight(t, ev->size);
-		if (ps->heap_est > t->peak_heap) {
-			t->peak_heap = ps->heap_est;
-			t->peak_ns = ev->time_ns;
-		}
-	} else {
-		ps->heap += ev->size;
-		if (ps->heap > ps->peak) {
-			ps->peak = ps->heap;
-			t->peak_heap = (double)ps->heap;
-			t->peak_ns = ev->time_ns;
-		}
-	}
+	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK);
 	return 0;
+}
+
+/*
+ * An allocation its own thread frees as its very next event, at an address
+ * not live already: most events of a churning program. The pair goes into
+ * the table without entering the live set.
+ */
+static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+{
+	struct hs_alloc *a;
+	uint32_t idx;
+	int rc;
+
+	if ((rc = append(ps->t, &idx)) < 0)
+		return rc;
+	a = hs_alloctab_at(ps->t, idx);
+	fill(ps, a, ev, clamp_time(fr->time_ns));
+	retire(ps, a, fr->time_ns);
+	return 0;
+}
+
+static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+{
+	return fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid && fr->fn == HS_FN_FREE &&
+	       !is_realloc(ev->fn) && ps->live.slots[home(&ps->live, hash_of(ev->ptr))].idx == EMPTY;
 }
 
 static void on_free(struct pass *ps, const struct hs_event *ev)
@@ -363,7 +394,13 @@ int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_pro
 				prefetch(&ps, &batch[i + AHEAD]);
 			if (ev->time_ns > t->end_ns)
 				t->end_ns = ev->time_ns;
-			if (ev->kind == HS_EVENT_ALLOC)
+			if (ev->kind == HS_EVENT_ALLOC && i + 1 < n && pairs(&ps, ev, ev + 1)) {
+				if (ev[1].time_ns > t->end_ns)
+					t->end_ns = ev[1].time_ns;
+				e = on_pair(&ps, ev, ev + 1);
+				if (++i + AHEAD < n)
+					prefetch(&ps, &batch[i + AHEAD]);
+			} else if (ev->kind == HS_EVENT_ALLOC)
 				e = on_alloc(&ps, ev);
 			else if (ev->kind == HS_EVENT_FREE)
 				on_free(&ps, ev);

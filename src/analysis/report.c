@@ -149,6 +149,45 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	hs_live_remove(&ps->live, b);
 }
 
+/*
+ * An allocation its own thread frees as its very next event, at an address
+ * not live already (its home slot is empty): most events of a churning
+ * program, counted without entering the live set.
+ */
+static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+{
+	return ev->kind == HS_EVENT_ALLOC && fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid &&
+	       ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0;
+}
+
+static void on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+{
+	struct hs_report *rep = ps->rep;
+	double w = weight(rep, ev->size), bytes = (double)ev->size * w;
+	struct hs_site *s = site(ps, ev->stack);
+
+	rep->allocations += w;
+	rep->bytes_allocated += bytes;
+	s->calls += w;
+	s->bytes += bytes;
+	site_change(ps, s, bytes);
+	ps->heap += bytes;
+	if (ps->heap > rep->peak_heap) {
+		rep->peak_heap = ps->heap;
+		rep->peak_heap_ns = ev->time_ns;
+		ps->peak_seq = ps->seq;
+	}
+	ps->seq++;
+	rep->frees += w;
+	if (fr->fn == HS_FN_FREE) {
+		rep->temporary += w;
+		s->temporary += w;
+	}
+	thread_of(ps, ev->tid)->ptr = 0;
+	site_change(ps, s, -bytes);
+	ps->heap -= bytes;
+}
+
 static int cmp_key;
 static const struct hs_site *cmp_sites;
 
@@ -270,6 +309,14 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 			ps.seq++;
 			if (e->time_ns > last_ns)
 				last_ns = e->time_ns;
+			if (i + 1 < nb && pairs(&ps, e, e + 1)) {
+				on_pair(&ps, e, e + 1);
+				if (e[1].time_ns > last_ns)
+					last_ns = e[1].time_ns;
+				if (++i + AHEAD < nb)
+					prefetch(&ps, &batch[i + AHEAD]);
+				continue;
+			}
 			account(&ps, e);
 		}
 	} while (rc > 0);

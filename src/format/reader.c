@@ -24,6 +24,9 @@ const char *hs_fn_name(int fn)
 	return fn >= 0 && fn < HS_FN_COUNT ? fn_names[fn] : "?";
 }
 
+/* bytes of zeros kept after a chunk's payload: more than the longest varint */
+#define SLACK 16
+
 static int fail(struct hs_reader *r, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -172,9 +175,11 @@ static int load_chunk(struct hs_reader *r)
 		return fail(r, -EINVAL, "'%s' is corrupt: checksum mismatch in the chunk at offset %llu",
 			    r->path, (unsigned long long)r->chunk_off);
 	if (rawsz > r->rcap || !r->rbuf) {
-		r->rbuf = xrealloc(r->rbuf, rawsz ? rawsz : 1);
-		r->rcap = rawsz ? rawsz : 1;
+		/* zeroed slack after the payload: the fast decoder may read up to SLACK bytes past a stream */
+		r->rbuf = xrealloc(r->rbuf, (size_t)rawsz + SLACK);
+		r->rcap = rawsz;
 	}
+	memset(r->rbuf + rawsz, 0, SLACK);
 	got = ZSTD_getFrameContentSize(r->zbuf, stored);
 	if (got != rawsz)
 		return fail(r, -EINVAL, "'%s' is corrupt: chunk at offset %llu declares %u bytes, holds %llu",
@@ -528,6 +533,97 @@ bad:
 	return bad_record(r, type);
 }
 
+/*
+ * A varint read without a bound per byte: the streams lie in one buffer
+ * followed by zeroed slack, so a read stops within HS_VARINT_MAX bytes of
+ * where it starts, inside the buffer; the caller then checks the stream's
+ * end once. An overlong varint sets *bad.
+ */
+static inline uint64_t fast_varint(const uint8_t **pp, int *bad)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = p[0];
+
+	if (v < 0x80) {
+		*pp = p + 1;
+		return v;
+	}
+	v &= 0x7f;
+	for (unsigned i = 1; i < HS_VARINT_MAX; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*bad |= i == HS_VARINT_MAX - 1 && p[i] > 1;
+			*pp = p + i + 1;
+			return v;
+		}
+	}
+	*bad = 1;
+	return 0;
+}
+
+/*
+ * Allocations (but realloc's) and frees, most of any trace, decoded in one
+ * straight run. 1: *ev filled; 0: not such a record, or something in it is
+ * off: decode_one() then reads it and names any error.
+ */
+static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
+{
+	unsigned type = *r->sp[HS_STREAM_TYPE];
+	const uint8_t *pt = r->sp[HS_STREAM_TIME], *pp = r->sp[HS_STREAM_PTR];
+	struct hs_predict *pr;
+	uint64_t a, t;
+	int bad = 0;
+
+	if (type >= HS_REC_ALLOC && type <= HS_REC_ALLOC + HS_FN_PVALLOC && type != HS_REC_ALLOC + HS_FN_REALLOC &&
+	    type != HS_REC_ALLOC + HS_FN_REALLOCARRAY) {
+		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
+		uint64_t size, stack, predicted;
+		unsigned cls;
+
+		a = fast_varint(&pp, &bad);
+		size = fast_varint(&ps, &bad);
+		stack = fast_varint(&pk, &bad);
+		t = fast_varint(&pt, &bad);
+		if (bad || pp > r->se[HS_STREAM_PTR] || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] ||
+		    pt > r->se[HS_STREAM_TIME] || stack > UINT32_MAX)
+			return 0;
+		r->sp[HS_STREAM_SIZE] = ps;
+		r->sp[HS_STREAM_STACK] = pk;
+		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
+		cls = hs_size_class(size);
+		predicted = pr->cls[cls] ? pr->cls[cls] : pr->last;
+		ev->kind = HS_EVENT_ALLOC;
+		ev->fn = (int)(type - HS_REC_ALLOC);
+		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
+		ev->size = size;
+		ev->stack = (uint32_t)stack;
+		pr->cls[cls] = ev->ptr;
+	} else if (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY) {
+		a = fast_varint(&pp, &bad);
+		t = fast_varint(&pt, &bad);
+		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME])
+			return 0;
+		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
+		ev->kind = HS_EVENT_FREE;
+		ev->fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
+		         HS_FN_REALLOCARRAY;
+		ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
+		ev->size = 0;
+		ev->stack = 0;
+	} else {
+		return 0;
+	}
+	pr->last = ev->ptr;
+	ev->old_ptr = 0;
+	ev->tid = r->tid;
+	r->sp[HS_STREAM_TYPE]++;
+	r->sp[HS_STREAM_PTR] = pp;
+	r->sp[HS_STREAM_TIME] = pt;
+	r->q += (uint64_t)hs_unzigzag(t);
+	ev->time_ns = r->q * r->info.time_resolution_ns;
+	return 1;
+}
+
 int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
 {
 	if (r->failed)
@@ -540,6 +636,8 @@ int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
 				return rc;
 			continue;
 		}
+		if (fast_one(r, ev))
+			return 1;
 		rc = decode_one(r, ev);
 		if (rc)
 			return rc;

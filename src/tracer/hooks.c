@@ -66,7 +66,7 @@ static int is_boot(const void *p)
 
 #define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
 
-static void resolve(void)
+__attribute__((noinline)) static void resolve(void)
 {
 	if (atomic_exchange(&resolving, 1))
 		return;
@@ -109,10 +109,13 @@ static inline int ensure_ready(void)
 
 /*
  * Sampled mode: the set of sampled live blocks, so that their frees are
- * recorded. Every free probes it, so it is kept small enough to stay in
- * cache: sized for the live samples, rebuilt (without tombstones) when half
- * full. Readers probe without a lock; a replaced table is never unmapped,
- * since a reader may still be in it.
+ * recorded. Every free asks it, so the question is answered from a bitmap
+ * of one bit per slot, set while some live entry has that slot as its home:
+ * 512 bytes for the smallest table, which stays in L1 where the slots
+ * themselves (32 KiB) would not. Tables are sized for the live samples and
+ * rebuilt (without tombstones) when half full. Readers probe without a
+ * lock; a replaced table is never unmapped, since a reader may still be in
+ * it.
  */
 
 #define SET_TOMB ((uintptr_t)1)
@@ -122,6 +125,7 @@ struct sset {
 	size_t mask;
 	size_t used;   /* slots not empty: live entries and tombstones */
 	size_t live;
+	_Atomic uint64_t *home;  /* bit i: a live entry's home slot is i */
 	_Atomic uintptr_t slot[];
 };
 
@@ -133,18 +137,26 @@ static inline size_t set_hash(const struct sset *s, uintptr_t p)
 	return (size_t)((p * 0x9e3779b97f4a7c15ull) >> 32) & s->mask;
 }
 
+static inline int set_home_taken(const struct sset *s, size_t h)
+{
+	return (atomic_load_explicit(&s->home[h >> 6], memory_order_relaxed) >> (h & 63)) & 1;
+}
+
 static struct sset *set_new(size_t cap)
 {
-	struct sset *s = hs_map(sizeof(*s) + cap * sizeof(uintptr_t));
+	size_t len = sizeof(struct sset) + cap * sizeof(uintptr_t);
+	struct sset *s = hs_map(len + cap / 8);
 
-	if (s)
+	if (s) {
 		s->mask = cap - 1;
+		s->home = (_Atomic uint64_t *)((char *)s + len);
+	}
 	return s;
 }
 
 static void set_put(struct sset *s, uintptr_t p)
 {
-	size_t i = set_hash(s, p);
+	size_t h = set_hash(s, p), i = h;
 
 	while (atomic_load_explicit(&s->slot[i], memory_order_relaxed) > SET_TOMB)
 		i = (i + 1) & s->mask;
@@ -152,6 +164,7 @@ static void set_put(struct sset *s, uintptr_t p)
 		s->used++;
 	s->live++;
 	atomic_store_explicit(&s->slot[i], p, memory_order_release);
+	atomic_fetch_or_explicit(&s->home[h >> 6], 1ull << (h & 63), memory_order_release);
 }
 
 static void set_insert(uintptr_t p)
@@ -201,6 +214,19 @@ static int set_contains(uintptr_t p)
 	return set_find(atomic_load_explicit(&sampled_set, memory_order_acquire), p) != NULL;
 }
 
+/* Under the lock: clears home bit h unless another live entry still has it (they sit in h's probe run). */
+static void set_release_home(struct sset *s, size_t h)
+{
+	for (size_t i = h;; i = (i + 1) & s->mask) {
+		uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_relaxed);
+		if (v == 0)
+			break;
+		if (v > SET_TOMB && set_hash(s, v) == h)
+			return;
+	}
+	atomic_fetch_and_explicit(&s->home[h >> 6], ~(1ull << (h & 63)), memory_order_relaxed);
+}
+
 /* Lock-free probe; a hit takes the lock and removes p from the current table. */
 static int set_remove_slow(uintptr_t p)
 {
@@ -215,19 +241,23 @@ static int set_remove_slow(uintptr_t p)
 	if (slot) {
 		atomic_store_explicit(slot, SET_TOMB, memory_order_relaxed);
 		s->live--;
+		set_release_home(s, set_hash(s, p));
 	}
 	pthread_mutex_unlock(&set_lock);
 	return slot != NULL;
 }
 
-/* Every free asks: the usual answer (an empty home slot) without a call. */
-static inline int set_remove(uintptr_t p)
+/* Every free asks: the usual answer (no live entry has its home slot) from the bitmap, without a call. */
+static inline int set_may_hold(uintptr_t p)
 {
 	struct sset *s = atomic_load_explicit(&sampled_set, memory_order_acquire);
 
-	if (!s || atomic_load_explicit(&s->slot[set_hash(s, p)], memory_order_relaxed) == 0)
-		return 0;
-	return set_remove_slow(p);
+	return s && set_home_taken(s, set_hash(s, p));
+}
+
+static inline int set_remove(uintptr_t p)
+{
+	return set_may_hold(p) && set_remove_slow(p);
 }
 
 static int64_t next_sample(struct hs_thread *t)
@@ -357,7 +387,7 @@ static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
 	ev_end(t);
 }
 
-static void record_alloc_slow(struct hs_thread *t, int fn, void *p, size_t size, void *old)
+__attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int fn, void *p, size_t size, void *old)
 {
 	struct hs_ev *e;
 	uint32_t stack;
@@ -393,20 +423,50 @@ static inline void record_alloc(struct hs_thread *t, int fn, void *p, size_t siz
 	record_alloc_slow(t, fn, p, size, old);
 }
 
+/*
+ * Sampled mode decides before the call: an allocation that only counts down
+ * is a tail call into the real function, with no frame of its own. The rest
+ * is out of line.
+ */
+static inline int sample_skips(struct hs_thread *t, size_t size)
+{
+	if (hs_g.cfg.sample_bytes && (int64_t)size < t->sample_left) {
+		t->sample_left -= (int64_t)size;
+		return 1;
+	}
+	return 0;
+}
+
+__attribute__((noinline)) static void *malloc_recorded(struct hs_thread *t, size_t n)
+{
+	void *p = real.malloc(n);
+
+	if (p)
+		record_alloc_slow(t, HS_FN_MALLOC, p, n, NULL);
+	return p;
+}
+
 HS_EXPORT void *malloc(size_t n)
 {
 	struct hs_thread *t;
-	void *p;
 
 	if (unlikely(!ensure_ready()))
 		return boot_alloc(n);
-	p = real.malloc(n);
 	if (unlikely((t = tracing_thread()) != NULL)) {
 		count(t, HS_FN_MALLOC, n);
-		if (p)
-			record_alloc(t, HS_FN_MALLOC, p, n, NULL);
+		if (!sample_skips(t, n))
+			return malloc_recorded(t, n);
 	}
-	return p;
+	return real.malloc(n);
+}
+
+/* The recorded part of free, out of line: the usual sampled-mode free then needs no stack frame. */
+__attribute__((noinline)) static void free_recorded(struct hs_thread *t, void *p)
+{
+	/* before the real free: once freed, another thread may get the address */
+	if (!hs_g.cfg.sample_bytes || set_remove_slow((uintptr_t)p))
+		record_free(t, HS_FN_FREE, p, hs_ticks());
+	real.free(p);
 }
 
 HS_EXPORT void free(void *p)
@@ -418,31 +478,40 @@ HS_EXPORT void free(void *p)
 	if (unlikely(!ensure_ready()))
 		return;
 	if (p && unlikely((t = tracing_thread()) != NULL)) {
-		count(t, HS_FN_FREE, 0);
-		/* before the real free: once freed, another thread may get the address */
-		if (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)p))
-			record_free(t, HS_FN_FREE, p, hs_ticks());
+		hs_local_add(&t->calls[HS_FN_FREE], 1);
+		if (!hs_g.cfg.sample_bytes || set_may_hold((uintptr_t)p)) {
+			free_recorded(t, p);
+			return;
+		}
 	}
 	real.free(p);
+}
+
+__attribute__((noinline)) static void *calloc_recorded(struct hs_thread *t, size_t n, size_t size)
+{
+	void *p = real.calloc(n, size);
+
+	if (p)
+		record_alloc_slow(t, HS_FN_CALLOC, p, n * size, NULL);
+	return p;
 }
 
 HS_EXPORT void *calloc(size_t n, size_t size)
 {
 	struct hs_thread *t;
-	void *p;
 
 	if (unlikely(!ensure_ready())) {
 		if (size && n > SIZE_MAX / size)
 			return NULL;
 		return boot_alloc(n * size); /* static memory is already zero */
 	}
-	p = real.calloc(n, size);
 	if (unlikely((t = tracing_thread()) != NULL)) {
 		count(t, HS_FN_CALLOC, (uint64_t)n * size);
-		if (p)
-			record_alloc(t, HS_FN_CALLOC, p, n * size, NULL);
+		/* an overflowing n * size fails in the real calloc: never sampled */
+		if (!(size && n > SIZE_MAX / size) && !sample_skips(t, n * size))
+			return calloc_recorded(t, n, size);
 	}
-	return p;
+	return real.calloc(n, size);
 }
 
 /* A moved or freed old block is recorded as a free stamped before the call, then the new block. */
