@@ -422,6 +422,47 @@ uint32_t hs_stacks_caller_key(struct hs_stacks *st, uint32_t stack)
 	return st->caller_key[stack] = intern(st, name);
 }
 
+static int same_module(const struct hs_frame *a, const struct hs_frame *b)
+{
+	return (a->module == NULL) == (b->module == NULL) && (!a->module || !strcmp(a->module, b->module));
+}
+
+int hs_stacks_caller_keys(struct hs_stacks *st, uint32_t stack, uint32_t *out, int max)
+{
+	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
+	char name[1024];
+	int n, caller, k = 0;
+
+	if (stack > st->nstacks)
+		stack = 0;
+	n = site_and_caller(st, stack, fr, HS_STACKS_MAX_FRAMES, &caller);
+	for (int i = caller; i >= 0 && i < n && k < max; i++) {
+		/* a library's caller is the first frame outside it, so a run of frames in one library is one level */
+		if (st->by == HS_BY_LIBRARY && i > caller && same_module(&fr[i], &fr[i - 1]))
+			continue;
+		hs_stacks_frame_name(&fr[i], st->by == HS_BY_BACKTRACE ? HS_BY_LINE : st->by, name, sizeof(name));
+		out[k++] = intern(st, name);
+	}
+	return k;
+}
+
+uint32_t hs_stacks_path_caller_key(struct hs_stacks *st, uint32_t stack, const uint32_t *path, int depth)
+{
+	uint32_t keys[HS_STACKS_MAX_FRAMES];
+	int n;
+
+	if (depth < 0 || depth >= HS_STACKS_MAX_FRAMES)
+		return HS_STACKS_NO_KEY;
+	n = hs_stacks_caller_keys(st, stack, keys, depth + 1);
+	if (n < depth)
+		return HS_STACKS_NO_KEY;
+	for (int i = 0; i < depth; i++)
+		if (keys[i] != path[i])
+			return HS_STACKS_NO_KEY;
+	/* the same name as hs_stacks_caller_key gives a site without caller, so both levels read alike */
+	return n > depth ? keys[depth] : intern(st, "(no caller: outermost frame)");
+}
+
 const char *hs_stacks_key_name(struct hs_stacks *st, uint32_t key, int caller, char *buf, size_t n)
 {
 	struct hs_frame fr[MAX_INLINE];

@@ -79,6 +79,20 @@ uint32_t hs_stacks_folded(struct hs_stacks *st, uint32_t stack);
  */
 uint32_t hs_stacks_key(struct hs_stacks *st, uint32_t stack);
 uint32_t hs_stacks_caller_key(struct hs_stacks *st, uint32_t stack);
+/*
+ * The keys of the callers of a stack's site, outward, at most max:
+ * out[0] is hs_stacks_caller_key's, out[1] the key of the frame that
+ * called that one, and so on (HS_BY_LIBRARY: the next library along the
+ * backtrace each time). Returns the count, 0 when the site has no caller.
+ */
+int hs_stacks_caller_keys(struct hs_stacks *st, uint32_t stack, uint32_t *out, int max);
+/*
+ * For a walk up the callers of one site: the key of the caller that
+ * follows path[0 .. depth-1] (keys of hs_stacks_caller_keys) in the
+ * stack, the key named "(no caller: outermost frame)" when the path ends
+ * the stack, HS_STACKS_NO_KEY when the stack's callers are not the path.
+ */
+uint32_t hs_stacks_path_caller_key(struct hs_stacks *st, uint32_t stack, const uint32_t *path, int depth);
 /* Display name of a key; for HS_BY_BACKTRACE keys, the name of the folded backtrace's site. */
 const char *hs_stacks_key_name(struct hs_stacks *st, uint32_t key, int caller, char *buf, size_t n);
 /* Name of a site for display: "function  file.c:12", "function", "lib.so" per st->by; backtraces as by line. */

@@ -51,16 +51,56 @@ static int cmp(const void *pa, const void *pb)
 	return a->key < b->key ? -1 : a->key > b->key;
 }
 
+#define MEMO_UNKNOWN UINT32_MAX
+
+/*
+ * The row key of one stack: its group, or with a focus its caller after the
+ * path. A walk up the path symbolizes the whole backtrace, so its answer is
+ * kept per stack id in memo (NULL at depth 0, where stacks.c memoizes).
+ */
+static uint32_t row_key(struct hs_stacks *st, uint32_t stack, uint32_t focus, const uint32_t *path, int depth, uint32_t *memo)
+{
+	uint32_t key = hs_stacks_key(st, stack);
+
+	if (focus == HS_STACKS_NO_KEY)
+		return key;
+	if (key != focus)
+		return HS_STACKS_NO_KEY;
+	if (!memo)
+		return hs_stacks_caller_key(st, stack);
+	if (stack > st->nstacks)
+		stack = 0;
+	if (memo[stack] == MEMO_UNKNOWN) {
+		key = hs_stacks_path_caller_key(st, stack, path, depth);
+		/* HS_STACKS_NO_KEY is MEMO_UNKNOWN: stored as the key one below, which no name table reaches */
+		memo[stack] = key == HS_STACKS_NO_KEY ? HS_STACKS_NO_KEY - 1 : key;
+	}
+	return memo[stack] == HS_STACKS_NO_KEY - 1 ? HS_STACKS_NO_KEY : memo[stack];
+}
+
 int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		 enum hs_top_sort sort, uint32_t focus)
 {
+	return hs_top_build_path(top, t, f, st, sort, focus, NULL, 0);
+}
+
+int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		      enum hs_top_sort sort, uint32_t focus, const uint32_t *path, int depth)
+{
 	struct hs_top_row *rows = NULL;
-	uint32_t cap = 0, n = 0, last_stack = UINT32_MAX, last_key = 0;
+	uint32_t cap = 0, n = 0, last_stack = UINT32_MAX, last_key = 0, *memo = NULL;
 	int rc = 0, all = hs_filter_passes_all(f);
 
 	memset(top, 0, sizeof(*top));
 	top->focus = focus;
 	top->sort = sort;
+	if (depth < 0 || depth >= HS_STACKS_MAX_FRAMES || (depth > 0 && (!path || focus == HS_STACKS_NO_KEY)))
+		return -EINVAL;
+	if (depth > 0) {
+		if (!(memo = malloc(((size_t)st->nstacks + 1) * sizeof(*memo))))
+			return -ENOMEM;
+		memset(memo, 0xff, ((size_t)st->nstacks + 1) * sizeof(*memo));
+	}
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
 		uint32_t key;
@@ -70,9 +110,7 @@ int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filt
 		/* neighbours in the table often share a backtrace */
 		if (a->stack != last_stack) {
 			last_stack = a->stack;
-			last_key = hs_stacks_key(st, a->stack);
-			if (focus != HS_STACKS_NO_KEY)
-				last_key = last_key == focus ? hs_stacks_caller_key(st, a->stack) : HS_STACKS_NO_KEY;
+			last_key = row_key(st, a->stack, focus, path, depth, memo);
 		}
 		key = last_key;
 		if (key == HS_STACKS_NO_KEY)
@@ -118,6 +156,7 @@ int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filt
 	top->nrows = n;
 	rows = NULL;
 out:
+	free(memo);
 	free(rows);
 	return rc;
 }

@@ -38,6 +38,15 @@ extern const char *const hs_top_sort_names[HS_SORT_COUNT];
  */
 int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		 enum hs_top_sort sort, uint32_t focus);
+/*
+ * One level further up the callers per path entry: only the allocations of
+ * group focus whose site's callers, outward, are path[0 .. depth-1] (keys
+ * of hs_stacks_caller_keys) count, summed per the key of the caller that
+ * follows. depth 0 is hs_top_build with that focus; a stack that ends with
+ * the path counts as "(no caller: outermost frame)".
+ */
+int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		      enum hs_top_sort sort, uint32_t focus, const uint32_t *path, int depth);
 void hs_top_free(struct hs_top *top);
 
 #endif

@@ -32,10 +32,10 @@ static const char *const endpoint_params[EP_COUNT] = {
 	"",
 	"points, trace",
 	"weight, at, direction, min, trace, compare",
-	"by, sort, n, frames, callers, trace",
+	"by, sort, n, frames, callers, path, trace",
 	"by, n, frames, all, trace",
 	"points, trace",
-	"by, sort, n, frames",
+	"by, sort, n, frames, callers, path",
 	"weight, at, trace",
 	"",
 };
@@ -51,6 +51,7 @@ static const char *const filter_pairs[] = { "allocated-between", "live-between",
 #define MAX_POINTS 10000
 #define DEFAULT_POINTS 400
 #define MAX_LIFETIME_POINTS 100000
+#define MAX_PATH 64   /* levels of callers=ROW&path=R1,R2,... */
 #define DEFAULT_LIFETIME_POINTS 5000
 
 /* f: the filter against the trace answered (the base one when comparing); f2 the same options against the new one. */
@@ -59,7 +60,8 @@ struct request {
 	struct hs_filter f, f2;
 	int by, sort, n, frames, points, weight, down, all;
 	int have_weight, have_at, have_sort, trace, compare;
-	const char *callers;
+	const char *callers, *path_arg;
+	int path[MAX_PATH], depth;     /* path=R1,R2,...: a rank in each level of callers */
 	double min;
 	struct hs_timespec at;
 	char err[1024];
@@ -331,6 +333,27 @@ static int filter_param(struct request *q, const char *key, const char *v)
 	return rc;
 }
 
+/* path=R1,R2,...: row numbers from 1; 0 or -1. */
+static int parse_path(struct request *q, const char *v)
+{
+	char buf[16];
+
+	q->depth = 0;
+	while (v && *v) {
+		size_t len = strcspn(v, ",");
+		if (len == 0 || len >= sizeof(buf) || q->depth == MAX_PATH)
+			return -1;
+		memcpy(buf, v, len);
+		buf[len] = 0;
+		if (parse_int(buf, 1, 1000000000, &q->path[q->depth++]) < 0)
+			return -1;
+		v += len;
+		if (*v == ',' && !*++v)
+			return -1;
+	}
+	return q->depth ? 0 : -1;
+}
+
 /* An endpoint's own parameter: 0, or -1 with q->err set. */
 static int own_param(struct request *q, const char *key, const char *v)
 {
@@ -401,7 +424,13 @@ static int own_param(struct request *q, const char *key, const char *v)
 		if (parse_int(v, 0, HS_STACKS_MAX_FRAMES, &q->frames) == 0)
 			return 0;
 		snprintf(q->err, sizeof(q->err), "bad value '%s' for frames; give a number of frames", v ? v : "");
-	} else if (ep == EP_TOP && !strcmp(key, "callers")) {
+	} else if ((ep == EP_TOP || ep == EP_DIFF) && !strcmp(key, "path")) {
+		q->path_arg = v;
+		if (parse_path(q, v) == 0)
+			return 0;
+		snprintf(q->err, sizeof(q->err), "bad value '%s' for path; give the ranks of the callers chosen at each level, "
+			 "comma-separated (path=2,1), at most %d", v ? v : "", MAX_PATH);
+	} else if ((ep == EP_TOP || ep == EP_DIFF) && !strcmp(key, "callers")) {
 		int row;
 		q->callers = v;
 		if (parse_int(v, 1, 1000000000, &row) == 0)
@@ -440,6 +469,10 @@ static int parse_request(struct request *q, int ntraces, const struct hs_api_par
 	if (ntraces < 2 && (q->trace == 1 || q->compare || q->ep == EP_DIFF)) {
 		snprintf(q->err, sizeof(q->err), "%s needs two traces; start 'heapscope view BASE NEW' to compare",
 			 q->ep == EP_DIFF ? "/api/diff" : q->compare ? "compare=1" : "trace=new");
+		return -1;
+	}
+	if (q->path_arg && !q->callers) {
+		snprintf(q->err, sizeof(q->err), "path walks up the callers of a row; give callers=ROW with it");
 		return -1;
 	}
 	if (q->compare && q->trace == 1) {
@@ -633,30 +666,103 @@ out:
 	return rc;
 }
 
+/*
+ * A document of a render function (ending "}\n") less its closing brace, so
+ * that the viewer can add its own fields; -ENOMEM when it could not be made.
+ */
+static int render_open(FILE *f, FILE *m, char **doc, size_t *len)
+{
+	if (fclose(m) != 0 || *len < 2 || strcmp(*doc + *len - 2, "}\n"))
+		return -ENOMEM;
+	fwrite(*doc, 1, *len - 2, f);
+	return 0;
+}
+
+/* "caller_path": the row then each caller chosen by path, with their names (names[0 .. depth]). */
+static void caller_path_json(FILE *f, const struct request *q, int row, const char *const *names)
+{
+	fputs(",\n \"caller_path\": [", f);
+	for (int k = 0; k <= q->depth; k++) {
+		fprintf(f, "%s{\"rank\": %d, \"name\": ", k ? ", " : "", k ? q->path[k - 1] : row);
+		hs_json_string(f, names[k]);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+/* The 400 of a rank beyond a listing: level 0 is the callers=ROW row, level k the k-th entry of path. */
+static int no_row(struct hs_api_reply *reply, int level, int rank, uint32_t nrows, const char *of)
+{
+	char msg[1400];
+
+	if (level == 0)
+		snprintf(msg, sizeof(msg), "no row %d for callers: the listing with these filters has %u rows", rank, nrows);
+	else
+		snprintf(msg, sizeof(msg), "no row %d at level %d of path: '%s' has %u callers with these filters; "
+			 "give a rank of that listing", rank, level, of, nrows);
+	return hs_api_error(reply, 400, msg);
+}
+
+/* The number of callers=ROW when the listing has it; else 0 with the 400 in reply (*rc: hs_api_error's). */
+static int callers_row(const struct request *q, uint32_t nrows, struct hs_api_reply *reply, int *rc)
+{
+	int row = 0;
+
+	parse_int(q->callers, 1, 1000000000, &row);
+	if ((uint32_t)row <= nrows)
+		return row;
+	*rc = no_row(reply, 0, row, nrows, NULL);
+	return 0;
+}
+
+/* heapscope-top/1; with callers=ROW&path=R1,... each level is a listing of the callers of the row chosen in the one before. */
 static int top_json(FILE *f, struct hs_api_trace *tr, struct request *q, struct hs_stacks *st, struct hs_api_reply *reply)
 {
 	struct hs_render_top ctx = { .path = tr->path, .tab = tr->tab, .filter = &q->f, .st = st, .limit = q->n,
 				     .frames = q->frames };
 	struct hs_top top = { 0 }, sub = { 0 };
-	char name[1100], msg[200];
+	const char *names[MAX_PATH + 1];
+	uint32_t keys[MAX_PATH];
+	char name[1100], *doc = NULL;
+	size_t len = 0;
+	FILE *m = NULL;
 	int rc, row = 0;
 
 	if ((rc = hs_top_build(&top, tr->tab, &q->f, st, (enum hs_top_sort)q->sort, HS_STACKS_NO_KEY)) < 0)
 		goto out;
-	if (q->callers) {
-		parse_int(q->callers, 1, 1000000000, &row);
-		if ((uint32_t)row > top.nrows) {
-			snprintf(msg, sizeof(msg), "no row %d for callers: the listing with these filters has %u rows", row, top.nrows);
-			rc = hs_api_error(reply, 400, msg);
+	if (!q->callers) {
+		hs_render_top_json(f, &ctx, &top);
+		goto out;
+	}
+	if (!(row = callers_row(q, top.nrows, reply, &rc)))
+		goto out;
+	ctx.focus_row = row;
+	names[0] = ctx.focus_name = hs_render_top_row_name(&ctx, &top, &top.rows[row - 1], name, sizeof(name));
+	for (int k = 0;; k++) {
+		hs_top_free(&sub);
+		if ((rc = hs_top_build_path(&sub, tr->tab, &q->f, st, (enum hs_top_sort)q->sort, top.rows[row - 1].key, keys, k)) < 0)
+			goto out;
+		if (k == q->depth)
+			break;
+		if ((uint32_t)q->path[k] > sub.nrows) {
+			rc = no_row(reply, k + 1, q->path[k], sub.nrows, names[k]);
 			goto out;
 		}
-		ctx.focus_row = row;
-		ctx.focus_name = hs_render_top_row_name(&ctx, &top, &top.rows[row - 1], name, sizeof(name));
-		if ((rc = hs_top_build(&sub, tr->tab, &q->f, st, (enum hs_top_sort)q->sort, top.rows[row - 1].key)) < 0)
-			goto out;
+		keys[k] = sub.rows[q->path[k] - 1].key;
+		/* caller names live in the stacks' name table, which outlives the request's loop */
+		names[k + 1] = ctx.focus_name = hs_stacks_key_name(st, keys[k], 1, NULL, 0);
 	}
-	hs_render_top_json(f, &ctx, q->callers ? &sub : &top);
+	if (!(m = open_memstream(&doc, &len))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	hs_render_top_json(m, &ctx, &sub);
+	if ((rc = render_open(f, m, &doc, &len)) < 0)
+		goto out;
+	caller_path_json(f, q, row, names);
+	fputs("}\n", f);
 out:
+	free(doc);
 	hs_top_free(&sub);
 	hs_top_free(&top);
 	return rc;
@@ -876,23 +982,113 @@ out:
 	return rc;
 }
 
-/* heapscope-diff/1 of `heapscope diff --json`: the per-site changes, each trace with its own filter and stacks. */
-static int diff_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st)
+/*
+ * One side of a comparison of callers: the callers after path of group
+ * focus, or no rows when the group is absent from that trace.
+ */
+static int side_callers(struct hs_top *top, const struct hs_api_trace *tr, struct hs_filter *f, struct hs_stacks *st,
+			uint32_t focus, const uint32_t *path, int depth)
 {
-	struct hs_top bt = { 0 }, nt = { 0 };
-	struct hs_diff d = { 0 };
+	if (focus == HS_STACKS_NO_KEY) {
+		memset(top, 0, sizeof(*top));
+		top->focus = focus;
+		return 0;
+	}
+	return hs_top_build_path(top, tr->tab, f, st, HS_SORT_BYTES, focus, path, depth);
+}
+
+/*
+ * hs_diff_build and the diff renderer read a backtrace group's key as a
+ * folded backtrace, but callers are keyed by name (by line): while they run
+ * on callers, both stacks say so.
+ */
+static void callers_naming(struct hs_stacks *st, int on, enum hs_group_by by)
+{
+	if (by == HS_BY_BACKTRACE)
+		st[0].by = st[1].by = on ? HS_BY_LINE : HS_BY_BACKTRACE;
+}
+
+/*
+ * heapscope-diff/1 of `heapscope diff --json`: the per-site changes, each trace with its own filter and stacks.
+ * With callers=ROW&path=R1,... the callers of that row (then of the caller chosen at each level) in both traces,
+ * matched by name like the sites.
+ */
+static int diff_json(FILE *f, struct hs_api *api, struct request *q, struct hs_stacks *st, struct hs_api_reply *reply)
+{
+	struct hs_top bt = { 0 }, nt = { 0 }, bs = { 0 }, ns = { 0 };
+	struct hs_diff d = { 0 }, sd = { 0 };
 	struct hs_render_diff ctx = { .base_path = api->t[0].path, .new_path = api->t[1].path, .base_tab = api->t[0].tab,
 				      .new_tab = api->t[1].tab, .base_top = &bt, .new_top = &nt, .base_st = &st[0],
 				      .new_st = &st[1], .filter = &q->f2, .limit = q->n, .frames = q->frames };
-	int rc;
+	enum hs_group_by by = st[0].by;
+	const char *names[MAX_PATH + 1];
+	uint32_t bpath[MAX_PATH], npath[MAX_PATH], bfocus, nfocus;
+	char name[1100], *doc = NULL;
+	size_t len = 0;
+	FILE *m = NULL;
+	int rc, row = 0;
 
 	if ((rc = hs_top_build(&bt, api->t[0].tab, &q->f, &st[0], HS_SORT_BYTES, HS_STACKS_NO_KEY)) < 0 ||
 	    (rc = hs_top_build(&nt, api->t[1].tab, &q->f2, &st[1], HS_SORT_BYTES, HS_STACKS_NO_KEY)) < 0 ||
 	    (rc = hs_diff_build(&d, &bt, &st[0], &nt, &st[1], (enum hs_diff_sort)q->sort)) < 0)
 		goto out;
-	hs_render_diff_json(f, &ctx, &d);
+	if (!q->callers) {
+		hs_render_diff_json(f, &ctx, &d);
+		goto out;
+	}
+	if (!(row = callers_row(q, d.nrows, reply, &rc)))
+		goto out;
+	bfocus = d.rows[row - 1].in_base ? d.rows[row - 1].base_key : HS_STACKS_NO_KEY;
+	nfocus = d.rows[row - 1].in_new ? d.rows[row - 1].new_key : HS_STACKS_NO_KEY;
+	names[0] = d.rows[row - 1].in_new ? hs_stacks_key_name(&st[1], nfocus, 0, name, sizeof(name)) :
+					     hs_stacks_key_name(&st[0], bfocus, 0, name, sizeof(name));
+	for (int k = 0;; k++) {
+		const struct hs_diff_row *r;
+		hs_top_free(&bs);
+		hs_top_free(&ns);
+		hs_diff_free(&sd);
+		if ((rc = side_callers(&bs, &api->t[0], &q->f, &st[0], bfocus, bpath, k)) < 0 ||
+		    (rc = side_callers(&ns, &api->t[1], &q->f2, &st[1], nfocus, npath, k)) < 0)
+			goto out;
+		callers_naming(st, 1, by);
+		rc = hs_diff_build(&sd, &bs, &st[0], &ns, &st[1], (enum hs_diff_sort)q->sort);
+		callers_naming(st, 0, by);
+		if (rc < 0)
+			goto out;
+		if (k == q->depth)
+			break;
+		if ((uint32_t)q->path[k] > sd.nrows) {
+			rc = no_row(reply, k + 1, q->path[k], sd.nrows, names[k]);
+			goto out;
+		}
+		/* a caller present in one trace only: the other side's path matches no stack */
+		r = &sd.rows[q->path[k] - 1];
+		bpath[k] = r->in_base ? r->base_key : HS_STACKS_NO_KEY;
+		npath[k] = r->in_new ? r->new_key : HS_STACKS_NO_KEY;
+		names[k + 1] = hs_stacks_key_name(r->in_new ? &st[1] : &st[0], r->in_new ? npath[k] : bpath[k], 1, NULL, 0);
+	}
+	ctx.base_top = &bs;
+	ctx.new_top = &ns;
+	if (!(m = open_memstream(&doc, &len))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	callers_naming(st, 1, by);
+	hs_render_diff_json(m, &ctx, &sd);
+	callers_naming(st, 0, by);
+	if ((rc = render_open(f, m, &doc, &len)) < 0)
+		goto out;
+	fprintf(f, ",\n \"callers_of\": {\"row\": %d, \"name\": ", row);
+	hs_json_string(f, names[q->depth]);
+	fputc('}', f);
+	caller_path_json(f, q, row, names);
+	fputs("}\n", f);
 out:
+	free(doc);
+	hs_diff_free(&sd);
 	hs_diff_free(&d);
+	hs_top_free(&bs);
+	hs_top_free(&ns);
 	hs_top_free(&bt);
 	hs_top_free(&nt);
 	return rc;
@@ -948,7 +1144,7 @@ static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stac
 		rc = lifetimes_json(f, tr, q);
 		break;
 	case EP_DIFF:
-		rc = diff_json(f, api, q, st);
+		rc = diff_json(f, api, q, st, reply);
 		break;
 	case EP_FOLDED:
 		rc = folded_text(f, tr, q, st, reply);
