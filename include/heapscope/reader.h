@@ -118,6 +118,14 @@ const struct hs_trace_info *hs_reader_info(struct hs_reader *r);
  */
 int hs_reader_next(struct hs_reader *r, struct hs_event *ev);
 
+/*
+ * Up to n events at once into ev[0..]: the same events as n calls of
+ * hs_reader_next, for less per event. Returns how many (>0), 0 at the end
+ * of the trace, <0 on an error (after the events before it were returned by
+ * earlier calls). Pointers in the events live until the next call.
+ */
+int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n);
+
 /* Message for the last error, or the last warning (e.g. truncation) when there was no error; "" if none. */
 const char *hs_reader_error(struct hs_reader *r);
 const char *hs_reader_warning(struct hs_reader *r);

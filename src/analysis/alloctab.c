@@ -383,8 +383,8 @@ int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_pro
 	if ((rc = index_init(&ps.live, 16)) < 0)
 		goto out;
 	do {
-		for (n = 0; n < BATCH && (rc = hs_reader_next(r, &batch[n])) > 0; n++)
-			;
+		rc = hs_reader_next_batch(r, batch, BATCH);
+		n = rc > 0 ? rc : 0;
 		for (int i = 0; i < n && i < AHEAD; i++)
 			prefetch(&ps, &batch[i]);
 		for (int i = 0; i < n; i++) {

@@ -297,9 +297,9 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 	hs_live_init(&ps.live);
 	do {
 		/* read ahead a batch so the live table's cache misses overlap */
-		int nb = 0;
-		while (nb < BATCH && (rc = hs_reader_next(r, &batch[nb])) > 0)
-			nb++;
+		int nb;
+		rc = hs_reader_next_batch(r, batch, BATCH);
+		nb = rc > 0 ? rc : 0;
 		for (int i = 0; i < nb && i < AHEAD; i++)
 			prefetch(&ps, &batch[i]);
 		for (int i = 0; i < nb; i++) {

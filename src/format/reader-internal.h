@@ -28,6 +28,7 @@ struct hs_reader {
 	uint32_t tid;
 	uint32_t chunk_no;
 	struct hs_predict predict[HS_PREDICT_SLOTS];
+	struct hs_predict *pred;   /* the current thread's, in this chunk; NULL: look it up */
 
 	uint32_t *stack_parent;
 	uint64_t *stack_ip;

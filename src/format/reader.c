@@ -194,6 +194,7 @@ static int load_chunk(struct hs_reader *r)
 			    (unsigned long long)r->chunk_off);
 	r->q = 0;
 	r->tid = 0;
+	r->pred = NULL;
 	r->chunk_no++;
 	r->chunks++;
 	return 1;
@@ -458,6 +459,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		if (v > UINT32_MAX)
 			goto bad;
 		r->tid = (uint32_t)v;
+		r->pred = NULL;
 		return 0;
 	case HS_REC_RSS:
 		GET(ev->time_ns);
@@ -539,7 +541,7 @@ bad:
  * where it starts, inside the buffer; the caller then checks the stream's
  * end once. An overlong varint sets *bad.
  */
-static inline uint64_t fast_varint(const uint8_t **pp, int *bad)
+__attribute__((always_inline)) static inline uint64_t fast_varint(const uint8_t **pp, int *bad)
 {
 	const uint8_t *p = *pp;
 	uint64_t v = p[0];
@@ -561,12 +563,19 @@ static inline uint64_t fast_varint(const uint8_t **pp, int *bad)
 	return 0;
 }
 
+static inline struct hs_predict *current_predict(struct hs_reader *r)
+{
+	if (!r->pred)
+		r->pred = hs_predict_for(r->predict, r->tid, r->chunk_no);
+	return r->pred;
+}
+
 /*
  * Allocations (but realloc's) and frees, most of any trace, decoded in one
  * straight run. 1: *ev filled; 0: not such a record, or something in it is
  * off: decode_one() then reads it and names any error.
  */
-static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
+__attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
 {
 	unsigned type = *r->sp[HS_STREAM_TYPE];
 	const uint8_t *pt = r->sp[HS_STREAM_TIME], *pp = r->sp[HS_STREAM_PTR];
@@ -589,7 +598,7 @@ static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
 			return 0;
 		r->sp[HS_STREAM_SIZE] = ps;
 		r->sp[HS_STREAM_STACK] = pk;
-		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
+		pr = current_predict(r);
 		cls = hs_size_class(size);
 		predicted = pr->cls[cls] ? pr->cls[cls] : pr->last;
 		ev->kind = HS_EVENT_ALLOC;
@@ -603,7 +612,7 @@ static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
 		t = fast_varint(&pt, &bad);
 		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME])
 			return 0;
-		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
+		pr = current_predict(r);
 		ev->kind = HS_EVENT_FREE;
 		ev->fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
 		         HS_FN_REALLOCARRAY;
@@ -642,6 +651,28 @@ int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
 		if (rc)
 			return rc;
 	}
+}
+
+int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
+{
+	int got = 0, rc;
+
+	if (r->failed)
+		return r->failed;
+	while (got < n) {
+		/* the usual records straight from the streams, without the per-call work of hs_reader_next */
+		while (got < n && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE] && fast_one(r, &ev[got]))
+			got++;
+		if (got == n)
+			break;
+		rc = hs_reader_next(r, &ev[got]);
+		if (rc <= 0)
+			return got ? got : rc;
+		/* a label or totals point into buffers the next record may reuse: the batch ends with them */
+		if (ev[got++].kind == HS_EVENT_MARKER || ev[got - 1].kind == HS_EVENT_TOTALS)
+			break;
+	}
+	return got;
 }
 
 int hs_reader_open(struct hs_reader **out, const char *path)
