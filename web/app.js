@@ -48,7 +48,7 @@ function formToUrl() {
     const v = f.elements[name].value.trim();
     if (v) q.set(name, v);
   }
-  for (const k of ['weight', 'at', 'direction', 'by', 'sort', 'tab']) if (p.has(k)) q.set(k, p.get(k));
+  for (const k of ['weight', 'at', 'direction', 'by', 'sort', 'tab', 'trace']) if (p.has(k)) q.set(k, p.get(k));
   return q;
 }
 
@@ -421,12 +421,21 @@ function drawTop(top) {
   const rows = [...top.rows, { rank: 'all', name: `${fmtCount(top.rows_total)} rows`, ...top.total }];
   rows.forEach((r, k) => {
     const tr = topRow(r, k < top.rows.length ? 'site' : 'all');
-    if (k < top.rows.length) {
-      tr.dataset.rank = r.rank;
-      tr.addEventListener('click', () => select(k));
-    }
-    body.append(tr);
+    body.append(k < top.rows.length ? node(tr, [r.rank], [r.name], r) : tr);
   });
+}
+
+// A selectable row of the table: path is its rank then the rank of each caller chosen below it (callers=ROW&path=...),
+// names the rows' names along it; a click selects it.
+function node(tr, path, names, r) {
+  tr.classList.add('node');
+  tr.dataset.rank = path[0];
+  tr.dataset.path = path.join(',');
+  tr.path = path;
+  tr.names = names;
+  tr.site = r;
+  tr.addEventListener('click', () => select(siteRows().indexOf(tr)));
+  return tr;
 }
 
 // Compare mode: the per-site changes of /api/diff, largest change first.
@@ -436,32 +445,36 @@ function drawDiff(d) {
   state.diff = d;
   const sort = params().get('sort') || 'change';
   document.querySelectorAll('#diff th[data-dsort]').forEach((th) => th.classList.toggle('sorted', th.dataset.dsort === sort));
-  const cell = (tr, text, delta) => {
+  state.sel = -1;
+  d.rows.forEach((r) => body.append(node(diffRow(r, 'site'), [r.rank], [r.name], r)));
+  const t = d.total, delta = (k) => t.new[k] - t.base[k];
+  body.append(diffRow({ rank: 'all', status: `${d.rows_changed} of ${d.rows_total} changed`, base: t.base, new: t.new,
+    delta: { bytes: delta('bytes'), calls: delta('calls'), peak_bytes: d.peak_heap.new - d.peak_heap.base, leaked_bytes: delta('leaked_bytes') },
+    name: 'all sites (Δ peak: the whole heap at each trace\'s peak)' }, 'all'));
+}
+
+// One row of /api/diff (a site, or a caller of one): base and new bytes, the deltas, the name.
+function diffRow(r, cls) {
+  const tr = document.createElement('tr');
+  const cell = (text, delta) => {
     const td = document.createElement('td');
     td.textContent = text;
     if (delta) td.className = delta > 0 ? 'up' : 'down';
     tr.append(td);
   };
-  const row = (r, cls) => {
-    const tr = document.createElement('tr');
-    tr.className = cls;
-    cell(tr, r.rank); cell(tr, r.status);
-    cell(tr, fmtBytes(r.base.bytes)); cell(tr, fmtBytes(r.new.bytes));
-    cell(tr, signed(r.delta.bytes, fmtBytes), r.delta.bytes); cell(tr, signed(r.delta.calls, fmtCount), r.delta.calls);
-    cell(tr, signed(r.delta.peak_bytes, fmtBytes), r.delta.peak_bytes); cell(tr, signed(r.delta.leaked_bytes, fmtBytes), r.delta.leaked_bytes);
-    cell(tr, r.name);
-    if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
-    body.append(tr);
-  };
-  d.rows.forEach((r) => row(r, 'site'));
-  const t = d.total, delta = (k) => t.new[k] - t.base[k];
-  row({ rank: 'all', status: `${d.rows_changed} of ${d.rows_total} changed`, base: t.base, new: t.new,
-    delta: { bytes: delta('bytes'), calls: delta('calls'), peak_bytes: d.peak_heap.new - d.peak_heap.base, leaked_bytes: delta('leaked_bytes') },
-    name: 'all sites (Δ peak: the whole heap at each trace\'s peak)' }, 'all');
+  tr.className = cls;
+  cell(r.rank); cell(r.status);
+  cell(fmtBytes(r.base.bytes)); cell(fmtBytes(r.new.bytes));
+  cell(signed(r.delta.bytes, fmtBytes), r.delta.bytes); cell(signed(r.delta.calls, fmtCount), r.delta.calls);
+  cell(signed(r.delta.peak_bytes, fmtBytes), r.delta.peak_bytes); cell(signed(r.delta.leaked_bytes, fmtBytes), r.delta.leaked_bytes);
+  cell(r.name);
+  if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
+  return tr;
 }
 
-// ---- table keyboard: selection, callers, zoom ----
-const siteRows = () => [...document.querySelectorAll('#top tbody tr.site')];
+// ---- table keyboard: selection, callers (a tree walked up level by level), zoom ----
+const siteRows = () => [...document.querySelectorAll(state.compare ? '#diff tbody tr.node' : '#top tbody tr.node')];
+const depthOf = (tr) => tr.path ? tr.path.length - 1 : tr.depth;
 
 function select(k) {
   const rows = siteRows();
@@ -469,51 +482,105 @@ function select(k) {
   state.sel = Math.max(0, Math.min(rows.length - 1, k));
   rows.forEach((tr, i) => tr.classList.toggle('selected', i === state.sel));
   rows[state.sel].scrollIntoView({ block: 'nearest' });
+  state.selPath = rows[state.sel].path;   // read by tests
 }
 
+// The rows under tr: every following row deeper than it.
+function descendants(tr) {
+  const out = [], d = depthOf(tr);
+  for (let n = tr.nextElementSibling; n && n.classList.contains('callers') && depthOf(n) > d; n = n.nextElementSibling) out.push(n);
+  return out;
+}
+
+// The selected row divided by the callers one level further up its call chains: /api/top (or /api/diff when comparing)
+// with callers=ROW&path=R1,... (the ranks chosen on the way there), under the same filters.
 async function expandCallers() {
   const tr = siteRows()[state.sel];
   if (!tr || tr.classList.contains('expanded')) return;
   const p = params(), q = filterQuery(p);
   for (const k of ['by', 'sort']) if (p.has(k)) q.set(k, p.get(k));
-  q.set('callers', tr.dataset.rank);
+  q.set('callers', String(tr.path[0]));
+  if (tr.path.length > 1) q.set('path', tr.path.slice(1).join(','));
   q.set('n', '20');
   q.set('frames', '1');
+  const gen = state.gen;
   try {
-    const res = await api('top', q);
-    if (tr.classList.contains('expanded') || !tr.isConnected) return;
+    const res = await api(state.compare ? 'diff' : 'top', q);
+    if (tr.classList.contains('expanded') || !tr.isConnected || gen !== state.gen) return;
     tr.classList.add('expanded');
+    const depth = tr.path.length, indent = (sub) => { sub.firstElementChild.style.paddingLeft = (14 * depth) + 'px'; };
     let after = tr;
     for (const r of res.rows) {
-      const sub = topRow({ ...r, rank: '↳ ' + r.rank }, 'callers');
+      const shown = { ...r, rank: '↳ ' + r.rank, frames: null };
+      const sub = node(state.compare ? diffRow(shown, 'callers') : topRow(shown, 'callers'), [...tr.path, r.rank], [...tr.names, r.name], r);
+      indent(sub);
       after.after(sub);
       after = sub;
     }
-    if (!res.rows.length) { const sub = topRow({ ...res.total, rank: '↳', name: 'no callers' }, 'callers'); after.after(sub); }
+    if (!res.rows.length) {
+      const none = state.compare ? diffRow({ rank: '↳', status: '', base: res.total.base, new: res.total.new,
+        delta: { bytes: 0, calls: 0, peak_bytes: 0, leaked_bytes: 0 }, name: res.rows_total ? 'no changed callers' : 'no callers' }, 'callers')
+        : topRow({ ...res.total, rank: '↳', name: 'no callers' }, 'callers');
+      none.depth = depth;
+      indent(none);
+      after.after(none);
+    }
   } catch (e) {
     showError(e);
   }
 }
 
+// Left: folds an expanded row; on a row already folded, selects the row it divides.
 function collapseCallers() {
-  const tr = siteRows()[state.sel];
+  const rows = siteRows(), tr = rows[state.sel];
   if (!tr) return;
-  tr.classList.remove('expanded');
-  while (tr.nextElementSibling && tr.nextElementSibling.classList.contains('callers')) tr.nextElementSibling.remove();
+  if (tr.classList.contains('expanded')) {
+    tr.classList.remove('expanded');
+    descendants(tr).forEach((n) => n.remove());
+    return;
+  }
+  const d = depthOf(tr);
+  for (let k = state.sel - 1; d > 0 && k >= 0; k--) if (depthOf(rows[k]) === d - 1) { select(k); return; }
 }
 
-// The flame node of the selected row's function: its allocation site (innermost frame), the shallowest match.
+// A row's frame as the flame graph names it: by function, without the " file:line" of by-line names.
+function frameName(name, r) {
+  if (r && r.frames && r.frames.length) return r.frames[0].function || r.frames[0].address;
+  const m = /^(.*?)  \S+:\d+$/.exec(name);
+  return m ? m[1] : name;
+}
+
+// Enter: the flame graph zoomed to the selected row's path, from its allocation site down through the callers chosen
+// (the deepest frame of the path drawn); with main at the bottom, to the shallowest frame of the row's function.
 function zoomToSelected() {
-  const r = state.top && state.top.rows[state.sel], fl = state.flame;
-  if (!r || !fl) return;
-  const name = r.frames && r.frames.length ? r.frames[0].function || r.frames[0].address : r.name.split(/\s+/)[0];
-  let level = [fl.root];
-  while (level.length) {
-    const hit = level.find((n) => n.name === name);
-    if (hit) { state.zoom = null; state.zoomStack = []; zoomTo(hit); $('flame').scrollIntoView({ block: 'nearest' }); return; }
-    level = level.flatMap((n) => n.children);
+  const tr = siteRows()[state.sel], fl = state.flame;
+  if (!tr || !fl) return;
+  const names = tr.names.map((n, k) => frameName(n, k ? null : tr.site)).filter((n) => !n.startsWith('(no caller'));
+  if (fl.direction === 'up') {
+    const name = names[names.length - 1];
+    let level = [fl.root];
+    while (level.length) {
+      const hit = level.find((n) => n.name === name);
+      if (hit) { state.zoom = null; state.zoomStack = []; zoomTo(hit); $('flame').scrollIntoView({ block: 'nearest' }); return; }
+      level = level.flatMap((n) => n.children);
+    }
+    showError(`${name} is not in the flame graph (too small, or hidden)`);
+    return;
   }
-  showError(`${name} is not in the flame graph (too small, or hidden)`);
+  let n = fl.root;
+  const stack = [];
+  for (const name of names) {
+    const ch = n.children.find((c) => c.name === name && !c.other);
+    if (!ch) break;
+    stack.push(n === fl.root ? null : n);
+    n = ch;
+  }
+  if (n === fl.root) { showError(`${names[0]} is not in the flame graph (too small, or hidden)`); return; }
+  state.zoomStack = stack.slice(0, -1);
+  state.zoom = stack[stack.length - 1];
+  zoomTo(n);
+  if (stack.length < names.length) showError(`${names[stack.length]} is not in the flame graph under ${n.name} (too small, or hidden)`);
+  $('flame').scrollIntoView({ block: 'nearest' });
 }
 
 function toggleHelp(show) {
@@ -744,10 +811,13 @@ async function refresh() {
   leaksQ.set('n', '20');
   ltQ.set('points', '5000');
   const tlBaseQ = new URLSearchParams(tlQ);
-  if (cmp) {   // the flame graph and table compare; the timeline, leaks and lifetimes show the new trace
+  const side = p.get('trace') === 'base' ? 'base' : 'new';
+  if (cmp) {   // the flame graph and table compare; the timeline shows the new trace, leaks and lifetimes the one picked
     flameQ.set('compare', '1');
-    for (const q of [tlQ, leaksQ, ltQ]) q.set('trace', 'new');
+    tlQ.set('trace', 'new');
+    for (const q of [leaksQ, ltQ]) q.set('trace', side);
   }
+  document.querySelectorAll('.trace-pick').forEach((el) => { el.hidden = !cmp; el.querySelector('select').value = side; });
   $('diff').hidden = !cmp;
   $('top').hidden = cmp;
   $('legend-base').hidden = !cmp;
@@ -824,6 +894,8 @@ async function main() {
   document.querySelectorAll('#tabs button').forEach((b) =>
     b.addEventListener('click', () => setOption('tab', b.dataset.tab, 'flame')));
   $('copy-command').addEventListener('click', copyCommand);
+  document.querySelectorAll('.trace-pick select').forEach((el) =>
+    el.addEventListener('change', (e) => setOption('trace', e.target.value, 'new')));
   window.addEventListener('popstate', refresh);
   window.addEventListener('resize', () => { drawTimeline(); drawFlame(); if (state.tab === 'lifetimes') drawLifetimes(); });
   await refresh();

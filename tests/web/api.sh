@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # api.sh - tests of the viewer's HTTP server and JSON API (heapscope view) on a recorded test program, with curl
 #
-# Run from the repository root: tests/web/api.sh (env BUILD=build).
+# Run from the repository root: tests/web/api.sh (env BUILD=build, WEB_WORK=tests/web/build).
 # Prints one line per check, `ok NAME` or `FAIL NAME: why`; always exits 0.
 set -u
 
@@ -9,7 +9,7 @@ ROOT=$(pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) BD=$BUILD ;; *) BD=$ROOT/$BUILD ;; esac
 HS=$BD/heapscope
-W=$ROOT/tests/web/build
+W=${WEB_WORK:-$ROOT/tests/web/build}   # WEB_WORK: another scratch folder, for two runs at once
 mkdir -p "$W"
 
 ok() { echo "ok $1"; }
@@ -189,6 +189,51 @@ else
     expect exit 0 "$rc"
 fi
 
+# ---- the walk up the callers: tests/web/progs/chains.c, whose call chains and figures are known (see its comment) ----
+if ! why=$("$ROOT/tests/web/chains-trace.sh" "$HS" "$W"); then
+    fail record-chains "$why"
+elif start_view chains "$W/chains.hst" && wait_ready "$VU"; then
+    ok chains-start
+    # callers ROWS: "name calls bytes peak leaked temporary" of each row, ';'-separated
+    rows() { field '";".join(" ".join([r["name"]] + [str(r[k]) for k in ("calls", "bytes", "peak_bytes", "leaked_bytes", "temporary_bytes")]) for r in j["rows"])'; }
+    code=$(get "$VU/api/top?by=function&callers=1")
+    expect callers-level1 "200 mid_a 30 3000 3000 2000 1000;mid_b 5 1500 0 0 1500" "$code $(rows)"
+    code=$(get "$VU/api/top?by=function&callers=1&path=1")
+    expect callers-level2 "200 top_x 20 2000 2000 2000 0;top_y 10 1000 1000 0 1000" "$code $(rows)"
+    expect callers-level2-path "leaf/1 mid_a/1 mid_a" "$(field '" ".join("%s/%d" % (p["name"], p["rank"]) for p in j["caller_path"]) + " " + j["callers_of"]["name"]')"
+    code=$(get "$VU/api/top?by=function&callers=1&path=1,1")
+    expect callers-level3 "200 main 20 2000 2000 2000 0" "$code $(rows)"
+    code=$(get "$VU/api/top?by=function&callers=1&path=1,2")
+    expect callers-level3-other "200 main 10 1000 1000 0 1000" "$code $(rows)"
+    code=$(get "$VU/api/top?by=function&callers=1&path=2")
+    expect callers-level2-mid-b "200 top_y 5 1500 0 0 1500" "$code $(rows)"
+    code=$(get "$VU/api/top?by=function&callers=1&path=1,1,1")
+    expect callers-outermost "200 (no caller: outermost frame) 20 2000 2000 2000 0" "$code $(rows)"
+    code=$(get "$VU/api/top?by=function&callers=1&path=1&sort=calls&leaked=1")
+    expect callers-filtered "200 top_x 20 2000 2000 2000 0" "$code $(rows)"
+    code=$(get "$VU/api/top?by=line&callers=1&path=1")
+    expect callers-by-line "200 top_x 20 2000;top_y 10 1000" "$code $(field '";".join("%s %d %d" % (r["name"].split()[0], r["calls"], r["bytes"]) for r in j["rows"])')"
+    code=$(get "$VU/api/top?callers=1&path=1,1")
+    expect callers-by-backtrace "200 main 2000 2000" "$code $(field '" ".join([j["rows"][0]["name"].split()[0], str(j["rows"][0]["bytes"]), str(j["total"]["bytes"])])')"
+    want=$("$HS" top "$W/chains.hst" --by function --callers 1 --json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["rows"]))')
+    code=$(get "$VU/api/top?by=function&callers=1")
+    got=$(field 'json.dumps(j["rows"])')
+    if [ "$want" = "$got" ]; then ok callers-level1-like-cli; else fail callers-level1-like-cli "$(echo "$got" | head -c 200)"; fi
+    for bad in "path=1" "callers=1&path=" "callers=1&path=0" "callers=1&path=1,,1" "callers=1&path=1," "callers=1&path=x" \
+               "callers=1&path=-1" "callers=1&path=99999999999" "callers=1&path=$(python3 -c 'print(",".join(["1"] * 65))')"; do
+        code=$(get "$VU/api/top?by=function&$bad")
+        expect "callers-malformed-path-400 ($bad)" "400 True" "$code $(field '"path" in j["error"]')"
+    done
+    code=$(get "$VU/api/top?by=function&callers=1&path=3")
+    expect callers-path-no-row "400 True" "$code $(field '"no row 3 at level 1 of path" in j["error"]')"
+    code=$(get "$VU/api/top?by=function&callers=1&path=1,1,1,1,1")
+    expect callers-path-past-outermost "400 True" "$code $(field '"no row 1 at level 5" in j["error"]')"
+    status callers-path-on-leaks 400 "$VU/api/leaks?callers=1&path=1"
+else
+    fail chains-start "$(head -c 300 "$W/chains.out" "$W/chains.err")"
+fi
+stop_view
+
 # ---- compare mode: two runs of tests/web/progs/churn.c, the new one leaking 1000 blocks instead of 100 ----
 if ! why=$("$ROOT/tests/web/churn-traces.sh" "$HS" "$W"); then
     fail record-churn "$why"
@@ -216,6 +261,14 @@ if start_view compare "$W/base.hst" "$W/new.hst" && wait_ready "$VU"; then
     expect compare-top-new "200 1000" "$code $(field 'j["total"]["calls"]')"
     code=$(get "$VU/api/top?leaked=1")
     expect compare-top-base "200 100" "$code $(field 'j["total"]["calls"]')"
+    code=$(get "$VU/api/diff?callers=1")
+    expect compare-callers "200 1 main 9600 96000 86400" "$code $(field 'len(j["rows"]), j["rows"][0]["name"].split()[0], j["rows"][0]["base"]["bytes"], j["rows"][0]["new"]["bytes"], j["rows"][0]["delta"]["bytes"]' | tr -d "(),'")"
+    code=$(get "$VU/api/diff?callers=1&path=1")
+    expect compare-callers-level2 "200 (no caller: outermost frame) 9600 96000 main" "$code $(field '"%s %d %d %s" % (j["rows"][0]["name"], j["rows"][0]["base"]["bytes"], j["rows"][0]["new"]["bytes"], j["callers_of"]["name"].split()[0])')"
+    code=$(get "$VU/api/diff?callers=1&by=function&leaked=1")
+    expect compare-callers-filtered "200 main 100 1000 900" "$code $(field '"%s %d %d %d" % (j["rows"][0]["name"], j["rows"][0]["base"]["calls"], j["rows"][0]["new"]["calls"], j["rows"][0]["delta"]["calls"])')"
+    status compare-callers-no-row 400 "$VU/api/diff?callers=1&path=7"
+    status compare-callers-bad-path 400 "$VU/api/diff?callers=1&path=1,a"
     code=$(get "$VU/api/diff?sort=temporary")
     expect compare-bad-sort "400 True" "$code $(field '"bad value" in j["error"]')"
     status compare-bad-value 400 "$VU/api/flame?compare=2"

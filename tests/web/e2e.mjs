@@ -2,8 +2,9 @@
 //
 // Run by tests/web/e2e.sh, which starts `heapscope view` on a trace of tests/analysis/progs/phases.c and sets
 // HS (the heapscope binary), TRACE, URL (the server), ART (screenshot folder), PROFILE (a user data dir), CHROMIUM,
-// and BASE, NEW, BIG: traces of tests/web/progs/churn.c (100 then 1000 leaked blocks; a 6M-event run) for the
-// servers this script starts itself (compare mode, loading progress).
+// and BASE, NEW, BIG: traces of tests/web/progs/churn.c (100 then 1000 leaked blocks; a 6M-event run), CHAINS: one
+// of tests/web/progs/chains.c (known call chains), for the servers this script starts itself (compare mode, loading
+// progress, the walk up the callers).
 // Expected values come from the CLI (`heapscope report/top --json`) on the same trace.
 // Prints `ok NAME` or `FAIL NAME: why` per check.
 import { execFileSync, spawn } from 'node:child_process';
@@ -11,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { chromium } from 'playwright-core';
 
-const { HS, TRACE, URL, ART, PROFILE, CHROMIUM, BASE, NEW, BIG } = process.env;
+const { HS, TRACE, URL, ART, PROFILE, CHROMIUM, BASE, NEW, BIG, CHAINS } = process.env;
 const cli = (...args) => JSON.parse(execFileSync(HS, [args[0], TRACE, ...args.slice(1), '--json'], { encoding: 'utf8' }));
 const fmtCount = (n) => Math.round(n).toLocaleString('en-US');
 const ROW = 18;   // app.js's flame row height
@@ -34,7 +35,7 @@ function cliFilter(url) {
   for (const [k, v] of new globalThis.URL(url).searchParams) {
     if (k === 'allocated-between' || k === 'live-between') argv.push('--' + k, ...v.split(','));
     else if (k === 'leaked' || k === 'temporary') argv.push('--' + k);
-    else if (!['weight', 'at', 'direction', 'by', 'sort', 'tab', 'zoom'].includes(k)) argv.push(`--${k}=${v}`);
+    else if (!['weight', 'at', 'direction', 'by', 'sort', 'tab', 'zoom', 'trace'].includes(k)) argv.push(`--${k}=${v}`);
   }
   return argv;
 }
@@ -60,6 +61,15 @@ async function settled(act) {
 }
 const tableText = () => page.locator('#top tbody').innerText();
 const totalCalls = () => page.locator('#top tbody tr.all td').nth(1).innerText();
+// The caller rows of the table at a depth (1: callers of a site): [name, bytes] each, in order.
+const callerRows = (depth, table = '#top') => page.evaluate(([d, t]) => [...document.querySelectorAll(`${t} tbody tr.callers.node`)]
+  .filter((tr) => tr.path.length === d + 1).map((tr) => [tr.lastElementChild.textContent, tr.children[t === '#top' ? 2 : 3].textContent]), [depth, table]);
+// Presses a key and waits until the table has that many caller rows at that depth.
+async function keyRows(key, depth, n, table = '#top') {
+  await page.keyboard.press(key);
+  await page.waitForFunction(([d, k, t]) => [...document.querySelectorAll(`${t} tbody tr.callers.node`)].filter((tr) => tr.path.length === d + 1).length === k,
+    [depth, n, table]);
+}
 const shot = (name) => page.screenshot({ path: `${ART}/${name}.png`, fullPage: true });
 
 // A drag on the timeline canvas from time t0 to t1 (ns), with shift held for "live between".
@@ -415,6 +425,22 @@ try {
     await shot('compare');
   });
 
+  await check('compare-callers', async () => {
+    await page.locator('#diff tbody tr.site').first().click();
+    await keyRows('ArrowRight', 1, 1, '#diff');
+    const cells = await page.locator('#diff tbody tr.callers').first().locator('td').allInnerTexts();
+    assert(cells[0] === '↳ 1' && /^main\s+churn\.c:\d+$/.test(cells[8]) && cells[2] === '9.38 KiB' && cells[3] === '93.8 KiB' &&
+      cells[4] === '+84.4 KiB' && cells[5] === '+900', `caller of leak_blocks '${cells.join(' | ')}'`);
+    await page.keyboard.press('j');
+    await keyRows('ArrowRight', 2, 1, '#diff');
+    const outer = await callerRows(2, '#diff');
+    assert(outer[0][0] === '(no caller: outermost frame)' && outer[0][1] === '93.8 KiB', `callers of main: ${JSON.stringify(outer)}`);
+    await keyRows('ArrowLeft', 2, 0, '#diff');
+    await page.keyboard.press('ArrowLeft');
+    await keyRows('ArrowLeft', 1, 0, '#diff');
+    await shot('compare-callers');
+  });
+
   await check('compare-flame-colours', async () => {
     const cell = await flameCell('leak_blocks', 1);
     const px = await page.evaluate(([x, y]) => {
@@ -450,6 +476,83 @@ try {
     const svg = await parseSvg((await downloaded('#export-flame-svg')).text);
     assert(!svg.error && svg.titles.some((t) => t.includes('delta +84.4 KiB')), 'the compare flame SVG lacks the delta of leak_blocks');
     await shot('compare-leaked');
+  });
+
+  await check('compare-leaks-trace-switch', async () => {
+    const base = page.url().split('?')[0];
+    await page.goto(base + '?tab=leaks');
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0 && window.heapscope.leaks);
+    const pick = page.locator('#leaks-box .trace-pick select');
+    assert(await pick.isVisible() && await pick.inputValue() === 'new', 'no trace switch showing new on the leaks tab');
+    let cells = await page.locator('#leaks tbody tr').first().locator('td').allInnerTexts();
+    assert(cells[8].startsWith('leak_blocks') && cells[4] === '1,000', `new trace's first suspect '${cells.join(' | ')}'`);
+    await settled(() => pick.selectOption('base'));
+    assert(new globalThis.URL(page.url()).searchParams.get('trace') === 'base', `URL ${page.url()}`);
+    cells = await page.locator('#leaks tbody tr').first().locator('td').allInnerTexts();
+    assert(cells[8].startsWith('leak_blocks') && cells[4] === '100', `base trace's first suspect '${cells.join(' | ')}'`);
+    await settled(() => page.click('#tabs button[data-tab="lifetimes"]'));
+    const lt = await page.evaluate(() => window.heapscope.lifetimes);
+    const want = JSON.parse(execFileSync(HS, ['top', BASE, '--json'], { encoding: 'utf8' })).total.calls;
+    assert(lt.file === BASE && lt.matched_records === want && await page.locator('#lifetimes-box .trace-pick select').inputValue() === 'base',
+      `lifetimes of ${lt.file}: ${lt.matched_records} allocations, want ${BASE} with ${want}`);
+    await shot('compare-lifetimes-base');
+  });
+
+  // chains.c by function: leaf <- mid_a (3000 B) <- top_x (2000 B) <- main (2000 B); leaf <- mid_b (1500 B); mid_a <- top_y (1000 B)
+  await check('callers-walk-three-levels', async () => {
+    const url = await startView([CHAINS]);
+    await page.goto(url + '?by=function');
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0 && window.heapscope.top);
+    const first = await page.locator('#top tbody tr.site').first().locator('td').allInnerTexts();
+    assert(first[6] === 'leaf' && first[2] === '4.39 KiB', `first row '${first.join(' | ')}', want leaf 4.39 KiB`);
+    await page.locator('#top tbody tr.site').first().click();
+    await keyRows('ArrowRight', 1, 2);
+    let rows = await callerRows(1);
+    assert(JSON.stringify(rows) === JSON.stringify([['mid_a', '2.93 KiB'], ['mid_b', '1.46 KiB']]), `callers of leaf: ${JSON.stringify(rows)}`);
+    await page.keyboard.press('j');
+    await keyRows('ArrowRight', 2, 2);
+    rows = await callerRows(2);
+    assert(JSON.stringify(rows) === JSON.stringify([['top_x', '1.95 KiB'], ['top_y', '1000 B']]), `callers of mid_a: ${JSON.stringify(rows)}`);
+    await page.keyboard.press('j');
+    await keyRows('l', 3, 1);
+    rows = await callerRows(3);
+    assert(JSON.stringify(rows) === JSON.stringify([['main', '1.95 KiB']]), `callers of top_x: ${JSON.stringify(rows)}`);
+    const order = await page.locator('#top tbody tr.node').evaluateAll((trs) => trs.map((tr) => tr.lastElementChild.textContent).join(' '));
+    assert(order === 'leaf mid_a top_x main top_y mid_b', `table order '${order}'`);
+    await shot('callers-walk');
+  });
+
+  await check('callers-enter-zooms-path', async () => {
+    await page.keyboard.press('j');
+    const sel = await page.evaluate(() => window.heapscope.selPath.join(','));
+    assert(sel === '1,1,1,1', `selected path ${sel}, want 1,1,1,1 (main)`);
+    await page.keyboard.press('Enter');
+    const z = await page.evaluate(() => {
+      const s = window.heapscope, path = [];
+      const find = (n, acc) => { if (n === s.zoom) { path.push(...acc, n.name); return true; } return n.children.some((c) => find(c, [...acc, n.name])); };
+      find(s.flame.root, []);
+      return { path: path.join(';'), value: s.zoom && s.zoom.value, url: new URL(location.href).searchParams.get('zoom') };
+    });
+    assert(z.path === 'all;leaf;mid_a;top_x;main' && z.value === 2000 && z.url === 'leaf;mid_a;top_x;main', `zoomed to ${JSON.stringify(z)}`);
+    assert(await page.locator('#flame-zoom').innerText() === 'zoomed: main', 'zoom label is not main');
+    await shot('callers-zoom');
+    await page.keyboard.press('Backspace');
+    const back = await page.evaluate(() => window.heapscope.zoom && window.heapscope.zoom.name);
+    assert(back === 'top_x', `Backspace zooms out to ${back}, want top_x`);
+  });
+
+  await check('callers-left-collapses', async () => {
+    await page.keyboard.press('ArrowLeft');   // main has no callers shown: to its row, top_x
+    let sel = await page.evaluate(() => window.heapscope.selPath.join(','));
+    assert(sel === '1,1,1', `ArrowLeft on main selects ${sel}, want 1,1,1 (top_x)`);
+    await keyRows('ArrowLeft', 3, 0);
+    assert((await callerRows(2)).length === 2, 'collapsing top_x removed its siblings');
+    await page.keyboard.press('h');
+    sel = await page.evaluate(() => window.heapscope.selPath.join(','));
+    assert(sel === '1,1', `h on top_x selects ${sel}, want 1,1 (mid_a)`);
+    await keyRows('h', 2, 0);
+    const rows = await callerRows(1);
+    assert(rows.length === 2 && await page.locator('#top tbody tr.callers').count() === 2, `after collapsing mid_a: ${JSON.stringify(rows)}`);
   });
 
   await check('loading-progress', async () => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # e2e.sh - end-to-end tests of the viewer's page (heapscope view) in Debian's headless chromium, driven by playwright-core (e2e.mjs)
 #
-# Run from the repository root: tests/web/e2e.sh (env BUILD=build, CHROMIUM=/usr/bin/chromium).
+# Run from the repository root: tests/web/e2e.sh (env BUILD=build, CHROMIUM=/usr/bin/chromium, WEB_WORK=tests/web/build).
 # Installs tests/web/node_modules from package-lock.json (npm ci) when missing; no browser download.
 # Prints one line per check, `ok NAME` or `FAIL NAME: why`; always exits 0.
 # Screenshots of the main views: $BUILD/tests/web/*.png.
@@ -12,7 +12,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) BD=$BUILD ;; *) BD=$ROOT/$BUILD ;; esac
 HS=$BD/heapscope
 T=$ROOT/tests/web
-W=$T/build/e2e
+W=${WEB_WORK:-$T/build}/e2e   # WEB_WORK: another scratch folder, for two runs at once
 ART=$BD/tests/web
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 mkdir -p "$W" "$ART"
@@ -41,6 +41,12 @@ if ! why=$("$ROOT/tests/web/churn-traces.sh" "$HS" "$W"); then
     exit 0
 fi
 
+# the walk up the callers: tests/web/progs/chains.c, one site reached through known call chains
+if ! why=$("$ROOT/tests/web/chains-trace.sh" "$HS" "$W"); then
+    fail record-chains "$why"
+    exit 0
+fi
+
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$HS" view "$W/phases.hst" --port "$PORT" >"$W/view.out" 2>"$W/view.err" &
 PID=$!
@@ -55,7 +61,7 @@ if ! grep -q "^Serving http://127.0.0.1:$PORT/" "$W/view.out"; then
     exit 0
 fi
 
-HS="$HS" TRACE="$W/phases.hst" BASE="$W/base.hst" NEW="$W/new.hst" BIG="$W/big.hst" URL="http://127.0.0.1:$PORT/" ART="$ART" PROFILE="$W/profile" CHROMIUM="$CHROMIUM" \
+HS="$HS" TRACE="$W/phases.hst" BASE="$W/base.hst" NEW="$W/new.hst" BIG="$W/big.hst" CHAINS="$W/chains.hst" URL="http://127.0.0.1:$PORT/" ART="$ART" PROFILE="$W/profile" CHROMIUM="$CHROMIUM" \
     timeout 120 node "$T/e2e.mjs" || fail e2e "e2e.mjs exited $?"
 
 kill -TERM $PID 2>/dev/null
