@@ -437,6 +437,43 @@ int main(void)
 		CHECK("roundtrip-module-out-of-range", hs_reader_module(r, 2) == NULL);
 	}
 	hs_reader_close(r);
+
+	/* hs_reader_next_batch: the same events, whatever the batch size */
+	for (int bs = 1; bs <= 256; bs = bs < 7 ? bs + 3 : bs * 6) {
+		static struct hs_event batch[256];
+		char name[64];
+		int got = 0, bad = -1;
+
+		if (hs_reader_open(&r, path) < 0) {
+			check_report(0, "roundtrip-batch-open", "expected 0 got %s", hs_reader_error(r));
+			hs_reader_close(r);
+			break;
+		}
+		for (;;) {
+			memset(batch, 0, sizeof(batch));
+			rc = hs_reader_next_batch(r, batch, bs);
+			if (rc <= 0)
+				break;
+			for (int k = 0; k < rc; k++, got++) {
+				if (bs == 7 && got < nexp) {
+					compare(100 + got, &exp_ev[got], &batch[k]);
+					continue;
+				}
+				if (bad < 0 && (got >= nexp || batch[k].kind != exp_ev[got].ev.kind ||
+						batch[k].time_ns != exp_ev[got].ev.time_ns || batch[k].ptr != exp_ev[got].ev.ptr ||
+						batch[k].size != exp_ev[got].ev.size || batch[k].stack != exp_ev[got].ev.stack ||
+						(batch[k].kind == HS_EVENT_MARKER &&
+						 (batch[k].label_len != exp_ev[got].ev.label_len ||
+						  memcmp(batch[k].label, exp_ev[got].ev.label, batch[k].label_len) != 0))))
+					bad = got;
+			}
+		}
+		snprintf(name, sizeof(name), "roundtrip-batch-%d", bs);
+		check_report(rc == 0 && got == nexp && bad < 0, name,
+			     "expected %d events, end 0 got %d events, end %d, first difference at event %d", nexp, got, rc,
+			     bad);
+		hs_reader_close(r);
+	}
 	unlink(path);
 	rmdir(dir);
 	return 0;
