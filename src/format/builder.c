@@ -21,6 +21,7 @@ struct hs_builder {
 	size_t map_size;
 	uint32_t resolution;
 	uint64_t last_q;            /* delta state of the chunk */
+	uint64_t q_lo, q_hi, q_unit; /* the times in ns [q_lo, q_hi) are time unit q_unit: no division for them */
 	uint32_t last_tid;
 	int have_tid;
 	uint32_t chunk_no;
@@ -38,6 +39,7 @@ static void reset(struct hs_builder *b)
 	memset(b->n, 0, sizeof(b->n));
 	b->total = 0;
 	b->last_q = 0;
+	b->q_lo = b->q_hi = b->q_unit = 0;
 	b->have_tid = 0;
 	b->chunk_no++;
 }
@@ -107,11 +109,20 @@ int hs_builder_fits(const struct hs_builder *b, size_t len)
 
 void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 {
-	uint64_t q = ev->time_ns / b->resolution;
+	uint64_t q;
 	uint64_t predicted;
 	unsigned cls;
 	struct hs_predict *pr;
 
+	/* most events fall in the unit of the one before: a 64-bit division is dear on the writer's hot path */
+	if (ev->time_ns >= b->q_lo && ev->time_ns < b->q_hi) {
+		q = b->q_unit;
+	} else {
+		q = ev->time_ns / b->resolution;
+		b->q_unit = q;
+		b->q_lo = q * b->resolution;
+		b->q_hi = b->q_lo + b->resolution;
+	}
 	if (!b->have_tid || ev->tid != b->last_tid) {
 		put_type(b, HS_REC_THREAD);
 		put(b, HS_STREAM_MISC, ev->tid);

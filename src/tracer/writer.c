@@ -409,28 +409,33 @@ static uint64_t drain(int force)
 	take_meta();
 	for (;;) {
 		int best = -1;
-		uint64_t bt = watermark;
+		uint64_t bt = watermark, next = watermark;
 		for (int i = 0; i < k; i++) {
 			if (pos[i] == end[i])
 				continue;
-			const struct hs_ev *e = &ts[i]->ring[pos[i] & (HS_RING_EVENTS - 1)];
-			if (e->ts < bt || (force && best < 0)) {
-				bt = e->ts;
+			uint64_t t = ts[i]->ring[pos[i] & (HS_RING_EVENTS - 1)].ts;
+			if (t < bt || (force && best < 0)) {
+				if (best >= 0 && bt < next)
+					next = bt;
+				bt = t;
 				best = i;
+			} else if (t < next) {
+				next = t;
 			}
 		}
 		if (best < 0)
 			break;
-		{
+		/* the best thread's run up to the next thread's oldest event: one scan of the threads per run */
+		do {
 			const struct hs_ev *e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
 			encode_event(ts[best], e);
 			pos[best] += 1u + e->ext;
-		}
-		if (hs_builder_size(chunk) >= HS_CHUNK_TARGET) {
-			write_chunk();
-			for (int i = 0; i < k; i++)
-				atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
-		}
+			if (hs_builder_size(chunk) >= HS_CHUNK_TARGET) {
+				write_chunk();
+				for (int i = 0; i < k; i++)
+					atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
+			}
+		} while (pos[best] != end[best] && ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)].ts < next);
 	}
 	for (int i = 0; i < k; i++) {
 		atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
