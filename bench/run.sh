@@ -272,6 +272,44 @@ if [ $HAVE_HS = 1 ] && [ -s "$T/hs-$vwl.full" ]; then
     kill "$vpid" 2>/dev/null
     wait "$vpid" 2>/dev/null
 fi
+# heaptrack_gui on heaptrack's trace of the same program: it never exits by
+# itself, so its load ends when its CPU time (all threads) stops growing for
+# 2 s; drawn offscreen (no display needed).
+GUI_LINE="heaptrack_gui: n/a (not installed)"
+if command -v heaptrack_gui >/dev/null && [ -n "$(ht_file "$vwl")" ]; then
+    GUI_LINE=$(python3 - "$(ht_file "$vwl")" <<'PY'
+import os, subprocess, sys, time
+env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+t0 = time.time()
+p = subprocess.Popen(["heaptrack_gui", sys.argv[1]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+hz = os.sysconf("SC_CLK_TCK")
+def cpu():
+    tot = 0
+    try:
+        for t in os.listdir(f"/proc/{p.pid}/task"):
+            f = open(f"/proc/{p.pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
+            tot += int(f[11]) + int(f[12])
+    except OSError:
+        pass
+    return tot / hz
+last, changed = -1.0, t0
+while time.time() - t0 < 300 and p.poll() is None:
+    c, now = cpu(), time.time()
+    if c > last + 0.02:
+        last, changed = c, now
+    elif now - changed > 2.0:
+        break
+    time.sleep(0.05)
+alive = p.poll() is None
+p.kill()
+p.wait()
+if alive and last > 0:
+    print(f"heaptrack_gui (offscreen) on the same program's trace: loaded in {changed - t0:.2f} s ({last:.2f} s of CPU)")
+else:
+    print("heaptrack_gui: n/a (exited or never started)")
+PY
+)
+fi
 
 # ---------------------------------------------------------------- results
 median() { # numbers on stdin (whitespace separated) -> median, or empty
@@ -419,6 +457,7 @@ REP=$T/report.txt
     fi
     echo
     echo "$VIEW_LINE (heaptrack_print on the same program: $(fmt_s "$(med churn-1t htprint)") s)"
+    echo "$GUI_LINE"
     echo
     echo "total bench time: $(elapsed)s"
 } >"$REP"

@@ -101,9 +101,21 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
 	return table[j].id;
 }
 
-static inline size_t pair_slot(uint32_t parent, uint64_t ip)
+/* The cache is 2-way set associative: first slot of the pair's set (the other is the next one). */
+static inline size_t pair_set(uint32_t parent, uint64_t ip)
 {
-	return (size_t)(((ip ^ ((uint64_t)parent << 32)) * 0x9e3779b97f4a7c15ull) >> 40) & (HS_STACK_CACHE - 1);
+	return (size_t)(((ip ^ ((uint64_t)parent << 32)) * 0x9e3779b97f4a7c15ull) >> 40) & (HS_STACK_CACHE - 2);
+}
+
+/* Written so that a signal handler reading the slot midway sees an empty one (ip 0). */
+static inline void slot_set(struct hs_stack_slot *slot, uint64_t ip, uint32_t parent, uint32_t id)
+{
+	slot->ip = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	slot->parent = parent;
+	slot->id = id;
+	atomic_signal_fence(memory_order_seq_cst);
+	slot->ip = ip;
 }
 
 /*
@@ -119,11 +131,13 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 
 	for (int i = count - 1; i >= 0; i--) {
 		uint64_t ip = *(const uint64_t *)((const char *)ips + i * stride);
-		struct hs_stack_slot *slot = &t->cache[pair_slot(parent, ip)];
+		struct hs_stack_slot *set = &t->cache[pair_set(parent, ip)];
 		uint32_t id;
 
-		if (slot->ip == ip && slot->parent == parent) {
-			id = slot->id;
+		if (set[0].ip == ip && set[0].parent == parent) {
+			id = set[0].id;
+		} else if (set[1].ip == ip && set[1].parent == parent) {
+			id = set[1].id;
 		} else {
 			if (!locked) {
 				/* a signal handler nested in a table update of this thread cannot take the lock */
@@ -141,12 +155,9 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 				parent = 0;
 				break;
 			}
-			slot->ip = 0;
-			atomic_signal_fence(memory_order_seq_cst);
-			slot->parent = parent;
-			slot->id = id;
-			atomic_signal_fence(memory_order_seq_cst);
-			slot->ip = ip;
+			/* the newest in the first way, the one it displaces in the second */
+			slot_set(&set[1], set[0].ip, set[0].parent, set[0].id);
+			slot_set(&set[0], ip, parent, id);
 		}
 		if (out)
 			*(uint32_t *)((char *)out + i * stride) = id;

@@ -16,7 +16,7 @@
 /* fine enough for lifetimes and timelines; each finer step costs trace size (docs/FORMAT.md) */
 #define HS_DEFAULT_RESOLUTION_NS 100000
 #define HS_RING_EVENTS (32u << 10)
-#define HS_STACK_CACHE 4096
+#define HS_STACK_CACHE 8192  /* slots of the (parent, ip) -> node cache, 2 per set */
 
 /* An event as the hooks leave it in their thread's ring; the writer encodes it. */
 enum hs_ev_type { HS_EV_ALLOC = 1, HS_EV_FREE, HS_EV_MMAP, HS_EV_MUNMAP, HS_EV_MREMAP, HS_EV_BRK };
