@@ -1,8 +1,8 @@
 // app.js - the heapscope viewer's page: reads the view state from the URL, asks /api/ for aggregates and draws them on canvases
 const $ = (id) => document.getElementById(id);
-const FILTERS = ['live-between', 'allocated-between', 'live-at', 'leaked-or-freed-after', 'lifetime-min', 'lifetime-max',
+const FILTERS = ['live-between', 'allocated-between', 'freed-between', 'live-at', 'leaked-or-freed-after', 'lifetime-min', 'lifetime-max',
   'size-min', 'size-max', 'through', 'not-through', 'alloc-site', 'thread', 'hide', 'leaked', 'temporary'];
-const PAIRS = new Set(['live-between', 'allocated-between']);
+const PAIRS = new Set(['live-between', 'allocated-between', 'freed-between']);
 const FLAGS = new Set(['leaked', 'temporary']);
 const state = { tab: 'flame', leaks: null, lifetimes: null, info: null, flame: null, zoom: null, zoomStack: [], layout: [], top: null, sel: -1, search: null,
   compare: false, diff: null, timelineBase: null, gen: 0, progress: [] };

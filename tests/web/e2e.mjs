@@ -33,7 +33,7 @@ function assert(cond, why) { if (!cond) throw new Error(why); }
 function cliFilter(url) {
   const argv = [];
   for (const [k, v] of new globalThis.URL(url).searchParams) {
-    if (k === 'allocated-between' || k === 'live-between') argv.push('--' + k, ...v.split(','));
+    if (k === 'allocated-between' || k === 'live-between' || k === 'freed-between') argv.push('--' + k, ...v.split(','));
     else if (k === 'leaked' || k === 'temporary') argv.push('--' + k);
     else if (!['weight', 'at', 'direction', 'by', 'sort', 'tab', 'zoom', 'trace'].includes(k)) argv.push(`--${k}=${v}`);
   }
@@ -328,6 +328,19 @@ try {
     const calls = JSON.parse(execFileSync(HS, [...text.split(' ').slice(1), '--json'], { encoding: 'utf8' })).total.calls;
     assert(await totalCalls() === fmtCount(calls), `the command gives ${calls} calls, the table ${await totalCalls()}`);
     await shot('copy-as-command');
+  });
+
+  await check('freed-between-form', async () => {
+    await page.goto(URL);
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    await page.fill('input[name="freed-between-1"]', '20%');
+    await page.fill('input[name="freed-between-2"]', '80%');
+    await settled(() => page.click('#filters button[type="submit"]'));
+    const p = new globalThis.URL(page.url()).searchParams;
+    assert(p.get('freed-between') === '20%,80%', `URL has freed-between=${p.get('freed-between')}`);
+    const calls = JSON.parse(execFileSync(HS, ['top', TRACE, ...cliFilter(page.url()), '--json'], { encoding: 'utf8' })).total.calls;
+    assert(calls > 0, 'the CLI finds no allocation freed in 20%..80%: a useless check');
+    assert(await totalCalls() === fmtCount(calls), `the CLI gives ${calls} calls, the table ${await totalCalls()}`);
   });
 
   await check('zoom-in-url', async () => {
