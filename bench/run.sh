@@ -272,6 +272,18 @@ if [ $HAVE_HS = 1 ] && [ -s "$T/hs-$vwl.full" ]; then
     kill "$vpid" 2>/dev/null
     wait "$vpid" 2>/dev/null
 fi
+# The same in headless chromium: to the first rendered page, and an Apply typed in the filter panel.
+BROWSER_LINE="viewer in chromium: n/a (needs node, chromium and tests/web/node_modules: run make test once)"
+if [ $HAVE_HS = 1 ] && [ -s "$T/hs-$vwl.full" ] && command -v node >/dev/null && [ -x /usr/bin/chromium ] &&
+   [ -d "$ROOT/tests/web/node_modules/playwright-core" ]; then
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    out=$(HS="$HS" TRACE="$T/hs-$vwl.full" PORT="$port" CHROMIUM=/usr/bin/chromium PW="$ROOT/tests/web" \
+          node "$ROOT/bench/view-time.mjs" 2>&1 | tail -n 1)
+    case $out in
+        first-page*) BROWSER_LINE=$(echo "$out" | awk '{printf "viewer in chromium on (a): first rendered page %s s after starting heapscope view, Apply of a live-between filter %s s", $2, $4}') ;;
+        *) BROWSER_LINE="viewer in chromium: n/a ($out)" ;;
+    esac
+fi
 # heaptrack_gui on heaptrack's trace of the same program: it never exits by
 # itself, so its load ends when its CPU time (all threads) stops growing for
 # 2 s; drawn offscreen (no display needed).
@@ -457,6 +469,7 @@ REP=$T/report.txt
     fi
     echo
     echo "$VIEW_LINE (heaptrack_print on the same program: $(fmt_s "$(med churn-1t htprint)") s)"
+    echo "$BROWSER_LINE"
     echo "$GUI_LINE"
     echo
     echo "total bench time: $(elapsed)s"
