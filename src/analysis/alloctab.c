@@ -89,6 +89,19 @@ static void *alloc_huge(size_t n)
 	return p;
 }
 
+/*
+ * A block of the table: filled front to back, so huge pages buy little, and
+ * their direct compaction (THP defrag=madvise) stalled some runs by a third.
+ * Populated in one call instead of a fault per 4 KiB page.
+ */
+static struct hs_alloc *alloc_block(void)
+{
+	void *p = mmap(NULL, sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int index_init(struct index *x, unsigned bits)
 {
 	x->bits = bits;
@@ -205,7 +218,7 @@ static int append(struct hs_alloctab *t, uint32_t *idx)
 			t->blocks_cap = cap;
 		}
 		/* whole huge pages: a 10M-allocation table otherwise takes 60,000 page faults to fill */
-		t->blocks[t->nblocks] = alloc_huge(sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT);
+		t->blocks[t->nblocks] = alloc_block();
 		if (!t->blocks[t->nblocks])
 			return -ENOMEM;
 		t->nblocks++;
@@ -430,7 +443,7 @@ out:
 void hs_alloctab_free(struct hs_alloctab *t)
 {
 	for (size_t i = 0; i < t->nblocks; i++)
-		free(t->blocks[i]);
+		munmap(t->blocks[i], sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT);
 	free(t->blocks);
 	free(t->tids);
 	free(t->links);

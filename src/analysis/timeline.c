@@ -18,12 +18,12 @@ static uint32_t first_at(uint64_t ns, uint64_t end, uint32_t n)
 	return (uint32_t)k;
 }
 
-/* Adds w to the moments where the block is live: [first moment >= alloc, first moment >= free). */
-static inline void span(double *d, const struct hs_alloc *a, uint64_t end, uint32_t n, double w)
+/* Adds w to the moments [k1, k2) where a block is live; k2 UINT32_MAX: never freed. */
+static inline void span(double *d, uint32_t k1, uint32_t k2, double w)
 {
-	d[first_at(hs_alloc_time(a), end, n)] += w;
-	if (!hs_alloc_leaked(a))
-		d[first_at(hs_alloc_free_time(a), end, n)] -= w;
+	d[k1] += w;
+	if (k2 != UINT32_MAX)
+		d[k2] -= w;
 }
 
 static void integrate(double *d, uint32_t n)
@@ -78,18 +78,30 @@ int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struc
 	}
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
-		double w = (double)hs_alloc_size(a) * hs_alloctab_weight(t, hs_alloc_size(a));
-		span(tl->heap, a, end, n, w);
-		if (!all && !hs_filter_match(f, t, a))
+		uint32_t k1 = first_at(hs_alloc_time(a), end, n);
+		uint32_t k2 = hs_alloc_leaked(a) ? UINT32_MAX : first_at(hs_alloc_free_time(a), end, n);
+		double w;
+
+		/* born and gone between two moments: live at none of them */
+		if (k1 == k2)
 			continue;
-		span(tl->filtered, a, end, n, w);
+		w = (double)hs_alloc_size(a) * hs_alloctab_weight(t, hs_alloc_size(a));
+		span(tl->heap, k1, k2, w);
+		if (!all) {
+			if (!hs_filter_match(f, t, a))
+				continue;
+			span(tl->filtered, k1, k2, w);
+		}
 		if (a->stack != last_stack) {
 			uint32_t key = hs_stacks_key(st, a->stack);
 			last_stack = a->stack;
 			g = key < nkeys ? slot[key] : UINT32_MAX;
 		}
-		span(g != UINT32_MAX ? tl->groups + (size_t)g * (n + 1) : tl->other, a, end, n, w);
+		span(g != UINT32_MAX ? tl->groups + (size_t)g * (n + 1) : tl->other, k1, k2, w);
 	}
+	/* no filter: the filtered series is the heap */
+	if (all)
+		memcpy(tl->filtered, tl->heap, (n + 1) * sizeof(double));
 	integrate(tl->heap, n);
 	integrate(tl->filtered, n);
 	integrate(tl->other, n);
