@@ -11,6 +11,8 @@
 #define EMPTY UINT32_MAX
 #define HUGE_PAGE (2u << 20)
 #define MAX_THREADS 0xffff   /* thread indexes past this share the last one */
+#define PENDING 16
+#define TID_MEMO 64
 
 /*
  * Live blocks: an open-addressing set of table indexes. The keys are the
@@ -37,12 +39,20 @@ struct pass {
 	double heap_est;        /* sampled mode: weighted estimate */
 	uint32_t last_tid, last_tidx;
 	int have_last;
+	struct tid_memo { uint32_t tid, idx; int ok; } tid_memo[TID_MEMO];
 	/*
 	 * Blocks lately freed by realloc: its ALLOC names the old address and
 	 * comes soon after the FREE, but other threads' events may come between.
 	 */
 	struct { uint64_t ptr; uint32_t idx; } recent[8];
 	unsigned recent_next;
+	/*
+	 * Each thread's latest allocation stays out of the live set until the
+	 * thread allocates again: most blocks are freed by then, by their own
+	 * thread, and never touch the set. Slot: thread index % PENDING.
+	 */
+	struct pending { uint64_t ptr; uint32_t idx; } pend[PENDING];
+	uint32_t pend_mask;     /* slots in use */
 };
 
 /* Appends one element to an array that doubles at powers of two. */
@@ -199,9 +209,19 @@ static uint32_t thread_index_slow(struct pass *ps, uint32_t tid)
 
 static inline uint32_t thread_index(struct pass *ps, uint32_t tid)
 {
+	struct tid_memo *m;
+
 	if (ps->have_last && ps->last_tid == tid)
 		return ps->last_tidx;
-	return thread_index_slow(ps, tid);
+	/* interleaved threads take turns: remember a few */
+	m = &ps->tid_memo[tid % TID_MEMO];
+	if (m->ok && m->tid == tid) {
+		ps->last_tid = tid;
+		ps->last_tidx = m->idx;
+		return m->idx;
+	}
+	*m = (struct tid_memo){ .tid = tid, .idx = thread_index_slow(ps, tid), .ok = 1 };
+	return m->idx;
 }
 
 static int append(struct hs_alloctab *t, uint32_t *idx)
@@ -268,41 +288,113 @@ static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_eve
 	}
 }
 
-static int on_alloc(struct pass *ps, const struct hs_event *ev)
+/* Puts a table entry into the live set; an older live block at its address is settled first (its free was never recorded). */
+static int index_put(struct pass *ps, uint64_t ptr, uint32_t idx, uint64_t ns)
 {
 	struct hs_alloctab *t = ps->t;
-	uint32_t idx, hash = hash_of(ev->ptr);
+	uint32_t hash = hash_of(ptr);
 	size_t slot;
 	int rc;
 
 	if ((ps->live.used + 1) * 4 > (size_t)3 << ps->live.bits && (rc = index_grow(&ps->live)) < 0)
 		return rc;
-	slot = index_find(&ps->live, t, ev->ptr, hash);
+	slot = index_find(&ps->live, t, ptr, hash);
+	if (ps->live.slots[slot].idx != EMPTY)
+		retire(ps, hs_alloctab_at(t, ps->live.slots[slot].idx), ns);
+	else
+		ps->live.used++;
+	ps->live.slots[slot] = (struct slot){ .idx = idx, .hash = hash };
+	return 0;
+}
+
+static int pending_flush(struct pass *ps, unsigned k)
+{
+	struct pending *p = &ps->pend[k];
+
+	ps->pend_mask &= ~(1u << k);
+	return index_put(ps, p->ptr, p->idx, hs_alloc_time(hs_alloctab_at(ps->t, p->idx)));
+}
+
+static int pending_flush_all(struct pass *ps)
+{
+	int rc;
+
+	while (ps->pend_mask)
+		if ((rc = pending_flush(ps, (unsigned)__builtin_ctz(ps->pend_mask))) < 0)
+			return rc;
+	return 0;
+}
+
+/* The pending slot holding a live block at ptr, or -1. */
+static int pending_find(const struct pass *ps, uint64_t ptr)
+{
+	for (uint32_t m = ps->pend_mask; m; m &= m - 1) {
+		unsigned k = (unsigned)__builtin_ctz(m);
+		if (ps->pend[k].ptr == ptr)
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * A new block at ptr: whatever is still live at that address ended when the
+ * address was handed out again (its free was never recorded).
+ */
+static void settle_address(struct pass *ps, uint64_t ptr, uint64_t ns)
+{
+	int k = pending_find(ps, ptr);
+
+	if (k >= 0) {
+		ps->pend_mask &= ~(1u << k);
+		retire(ps, hs_alloctab_at(ps->t, ps->pend[k].idx), ns);
+	}
+	if (ps->live.slots[home(&ps->live, hash_of(ptr))].idx != EMPTY) {
+		size_t slot = index_find(&ps->live, ps->t, ptr, hash_of(ptr));
+		if (ps->live.slots[slot].idx != EMPTY) {
+			retire(ps, hs_alloctab_at(ps->t, ps->live.slots[slot].idx), ns);
+			index_remove(&ps->live, slot);
+		}
+	}
+}
+
+static int on_alloc(struct pass *ps, const struct hs_event *ev)
+{
+	struct hs_alloctab *t = ps->t;
+	uint32_t idx, tidx;
+	unsigned k;
+	int rc;
+
 	if (is_realloc(ev->fn) && ev->old_ptr) {
 		struct hs_alloctab_link ln = { .from = EMPTY, .to = (uint32_t)t->n };
+		size_t slot;
+
+		/* a grown-in-place block is found in the live set: no pending block may hide it */
+		if ((rc = pending_flush_all(ps)) < 0)
+			return rc;
+		slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
 		if (ev->old_ptr == ev->ptr && ps->live.slots[slot].idx != EMPTY) {
 			ln.from = ps->live.slots[slot].idx;   /* grown in place: no FREE was written */
 		} else {
-			for (unsigned k = 0; k < 8; k++)
-				if (ps->recent[k].ptr == ev->old_ptr) {
-					ln.from = ps->recent[k].idx;
-					ps->recent[k].ptr = 0;
+			for (unsigned j = 0; j < 8; j++)
+				if (ps->recent[j].ptr == ev->old_ptr) {
+					ln.from = ps->recent[j].idx;
+					ps->recent[j].ptr = 0;
 					break;
 				}
 		}
 		if (ln.from != EMPTY && (rc = push(&t->links, &t->nlinks, sizeof(ln), &ln)) < 0)
 			return rc;
 	}
-	if (ps->live.slots[slot].idx != EMPTY) {
-		/* its free was never recorded: the block ended when its address was handed out again */
-		retire(ps, hs_alloctab_at(t, ps->live.slots[slot].idx), ev->time_ns);
-	} else {
-		ps->live.used++;
-	}
+	settle_address(ps, ev->ptr, ev->time_ns);
+	tidx = thread_index(ps, ev->tid);
+	k = tidx % PENDING;
+	if ((ps->pend_mask >> k & 1) && (rc = pending_flush(ps, k)) < 0)
+		return rc;
 	if ((rc = append(t, &idx)) < 0)
 		return rc;
-	ps->live.slots[slot] = (struct slot){ .idx = idx, .hash = hash };
 	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK);
+	ps->pend[k] = (struct pending){ .ptr = ev->ptr, .idx = idx };
+	ps->pend_mask |= 1u << k;
 	return 0;
 }
 
@@ -328,32 +420,44 @@ static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_e
 static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
 {
 	return fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid && fr->fn == HS_FN_FREE &&
-	       !is_realloc(ev->fn) && ps->live.slots[home(&ps->live, hash_of(ev->ptr))].idx == EMPTY;
+	       !is_realloc(ev->fn) && ps->live.slots[home(&ps->live, hash_of(ev->ptr))].idx == EMPTY &&
+	       pending_find(ps, ev->ptr) < 0;
 }
 
 static void on_free(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_alloctab *t = ps->t;
-	size_t slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
+	uint32_t tidx = thread_index(ps, ev->tid), idx;
+	int k = pending_find(ps, ev->ptr);
+	size_t slot = 0;
 	struct hs_alloc *a;
 
-	if (ps->live.slots[slot].idx == EMPTY) {
-		t->untracked_frees++;
-		return;
+	if (k >= 0) {
+		idx = ps->pend[k].idx;
+	} else {
+		slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
+		if (ps->live.slots[slot].idx == EMPTY) {
+			t->untracked_frees++;
+			return;
+		}
+		idx = ps->live.slots[slot].idx;
 	}
-	a = hs_alloctab_at(t, ps->live.slots[slot].idx);
+	a = hs_alloctab_at(t, idx);
 	/* stamped before the live block was allocated, by another thread: the late free of an older block */
-	if (hs_alloc_thread(a) != thread_index(ps, ev->tid) && hs_alloc_time(a) > ev->time_ns) {
+	if (hs_alloc_thread(a) != tidx && hs_alloc_time(a) > ev->time_ns) {
 		t->untracked_frees++;
 		return;
 	}
 	if (is_realloc(ev->fn) && ev->ptr) {
 		ps->recent[ps->recent_next].ptr = ev->ptr;
-		ps->recent[ps->recent_next].idx = ps->live.slots[slot].idx;
+		ps->recent[ps->recent_next].idx = idx;
 		ps->recent_next = (ps->recent_next + 1) & 7;
 	}
 	retire(ps, a, ev->time_ns);
-	index_remove(&ps->live, slot);
+	if (k >= 0)
+		ps->pend_mask &= ~(1u << k);
+	else
+		index_remove(&ps->live, slot);
 }
 
 static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
@@ -428,6 +532,8 @@ int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_pro
 		if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
 			progress(arg, hs_reader_offset(r));
 	} while (rc > 0);
+	if (rc == 0)
+		rc = pending_flush_all(&ps);
 	if (rc == 0)
 		for (size_t i = 0; i < (size_t)1 << ps.live.bits; i++)
 			if (ps.live.slots[i].idx != EMPTY) {

@@ -9,6 +9,7 @@
 #include "live.h"
 
 #define BATCH 256
+#define PENDING 16
 
 struct thread_last {
 	uint32_t tid;
@@ -23,6 +24,13 @@ struct pass {
 	struct thread_last *threads;
 	size_t nthreads, threads_cap;
 	size_t last_thread;
+	/*
+	 * Each thread's latest allocation stays out of the live set until the
+	 * thread allocates again: most blocks are freed by then, by their own
+	 * thread, and never touch the set. Slot: thread's index % PENDING.
+	 */
+	struct hs_live_block pend[PENDING];
+	uint32_t pend_mask;
 };
 
 /* Weight of a sampled block: the inverse of its chance to be sampled (byte-based geometric sampling). */
@@ -87,25 +95,71 @@ static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
 	return &ps->threads[ps->nthreads++];
 }
 
+/* A block that ends now (freed, or its address handed out again): out of the heap and its site's live bytes. */
+static void settle(struct pass *ps, const struct hs_live_block *b)
+{
+	double w = weight(ps->rep, b->size);
+
+	site_change(ps, site(ps, b->stack), -(double)b->size * w);
+	ps->heap -= (double)b->size * w;
+}
+
+static int pending_find(const struct pass *ps, uint64_t ptr)
+{
+	for (uint32_t m = ps->pend_mask; m; m &= m - 1) {
+		unsigned k = (unsigned)__builtin_ctz(m);
+		if (ps->pend[k].ptr == ptr)
+			return (int)k;
+	}
+	return -1;
+}
+
+/* Into the live set (nothing else is live at its address: settle_address saw to it when it was allocated). */
+static void pending_flush(struct pass *ps, unsigned k)
+{
+	int existed;
+	struct hs_live_block *b = hs_live_put(&ps->live, ps->pend[k].ptr, &existed);
+
+	if (existed)
+		settle(ps, b);
+	*b = ps->pend[k];
+	ps->pend_mask &= ~(1u << k);
+}
+
+/* A new block at ptr: whatever is still live there ended when the address was handed out again (its free was never recorded). */
+static void settle_address(struct pass *ps, uint64_t ptr)
+{
+	int k = pending_find(ps, ptr);
+
+	if (k >= 0) {
+		settle(ps, &ps->pend[k]);
+		ps->pend_mask &= ~(1u << k);
+	}
+	if (ps->live.slots[hs_live_slot(&ps->live, ptr)].ptr) {
+		struct hs_live_block *b = hs_live_find(&ps->live, ptr);
+		if (b) {
+			settle(ps, b);
+			hs_live_remove(&ps->live, b);
+		}
+	}
+}
+
 static void on_alloc(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_report *rep = ps->rep;
 	double w = weight(rep, ev->size);
 	struct hs_site *s = site(ps, ev->stack);
-	struct hs_live_block *b;
-	int existed;
+	struct thread_last *t;
+	unsigned k;
 
-	b = hs_live_put(&ps->live, ev->ptr, &existed);
-	if (existed) {
-		/* its free was never recorded: settle the old block as freed now */
-		double ow = weight(rep, b->size);
-		site_change(ps, site(ps, b->stack), -(double)b->size * ow);
-		ps->heap -= (double)b->size * ow;
-	}
-	b->size = ev->size;
-	b->stack = ev->stack;
-	b->time_ns = ev->time_ns;
-	b->tid = ev->tid;
+	settle_address(ps, ev->ptr);
+	t = thread_of(ps, ev->tid);
+	k = (unsigned)(t - ps->threads) % PENDING;
+	if (ps->pend_mask >> k & 1)
+		pending_flush(ps, k);
+	ps->pend[k] = (struct hs_live_block){ .ptr = ev->ptr, .size = ev->size, .time_ns = ev->time_ns,
+					      .stack = ev->stack, .tid = ev->tid };
+	ps->pend_mask |= 1u << k;
 	rep->allocations += w;
 	rep->bytes_allocated += (double)ev->size * w;
 	s->calls += w;
@@ -117,13 +171,14 @@ static void on_alloc(struct pass *ps, const struct hs_event *ev)
 		rep->peak_heap_ns = ev->time_ns;
 		ps->peak_seq = ps->seq;
 	}
-	thread_of(ps, ev->tid)->ptr = ev->ptr;
+	t->ptr = ev->ptr;
 }
 
 static void on_free(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_report *rep = ps->rep;
-	struct hs_live_block *b = hs_live_find(&ps->live, ev->ptr);
+	int k = pending_find(ps, ev->ptr);
+	struct hs_live_block *b = k >= 0 ? &ps->pend[k] : hs_live_find(&ps->live, ev->ptr);
 	struct thread_last *t;
 	double w;
 
@@ -144,9 +199,11 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 		site(ps, b->stack)->temporary += w;
 	}
 	t->ptr = 0;
-	site_change(ps, site(ps, b->stack), -(double)b->size * w);
-	ps->heap -= (double)b->size * w;
-	hs_live_remove(&ps->live, b);
+	settle(ps, b);
+	if (k >= 0)
+		ps->pend_mask &= ~(1u << k);
+	else
+		hs_live_remove(&ps->live, b);
 }
 
 /*
@@ -157,8 +214,9 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
 {
 	return ev->kind == HS_EVENT_ALLOC && fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid &&
-	       ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0;
+	       ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0 && pending_find(ps, ev->ptr) < 0;
 }
+
 
 static void on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
 {
@@ -327,6 +385,8 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 			if (s->last_change <= ps.peak_seq)
 				s->peak_bytes = s->live_bytes;
 		}
+		while (ps.pend_mask)
+			pending_flush(&ps, (unsigned)__builtin_ctz(ps.pend_mask));
 		hs_live_foreach(&ps.live, b) {
 			double w = weight(rep, b->size);
 			struct hs_site *s = site(&ps, b->stack);

@@ -653,6 +653,25 @@ int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
 	}
 }
 
+/* A thread switch (interleaved threads write one before each run of events): 1 when taken in stride, else 0. */
+__attribute__((always_inline)) static inline int fast_thread(struct hs_reader *r)
+{
+	const uint8_t *pm = r->sp[HS_STREAM_MISC];
+	int bad = 0;
+	uint64_t v;
+
+	if (*r->sp[HS_STREAM_TYPE] != HS_REC_THREAD)
+		return 0;
+	v = fast_varint(&pm, &bad);
+	if (bad || pm > r->se[HS_STREAM_MISC] || v > UINT32_MAX)
+		return 0;
+	r->sp[HS_STREAM_TYPE]++;
+	r->sp[HS_STREAM_MISC] = pm;
+	r->tid = (uint32_t)v;
+	r->pred = NULL;
+	return 1;
+}
+
 int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 {
 	int got = 0, rc;
@@ -661,8 +680,12 @@ int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 		return r->failed;
 	while (got < n) {
 		/* the usual records straight from the streams, without the per-call work of hs_reader_next */
-		while (got < n && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE] && fast_one(r, &ev[got]))
-			got++;
+		while (got < n && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE]) {
+			if (fast_one(r, &ev[got]))
+				got++;
+			else if (!fast_thread(r))
+				break;
+		}
 		if (got == n)
 			break;
 		rc = hs_reader_next(r, &ev[got]);
