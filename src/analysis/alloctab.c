@@ -8,10 +8,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "pending.h"
+
 #define EMPTY UINT32_MAX
 #define HUGE_PAGE (2u << 20)
 #define MAX_THREADS 0xffff   /* thread indexes past this share the last one */
-#define PENDING 16
 #define TID_MEMO 64
 
 /*
@@ -46,13 +47,8 @@ struct pass {
 	 */
 	struct { uint64_t ptr; uint32_t idx; } recent[8];
 	unsigned recent_next;
-	/*
-	 * Each thread's latest allocation stays out of the live set until the
-	 * thread allocates again: most blocks are freed by then, by their own
-	 * thread, and never touch the set. Slot: thread index % PENDING.
-	 */
-	struct pending { uint64_t ptr; uint32_t idx; } pend[PENDING];
-	uint32_t pend_mask;     /* slots in use */
+	struct hs_pending pend;         /* each thread's latest allocation (pending.h) */
+	uint32_t pend_idx[HS_PENDING];  /* its table index */
 };
 
 /* Appends one element to an array that doubles at powers of two. */
@@ -309,31 +305,18 @@ static int index_put(struct pass *ps, uint64_t ptr, uint32_t idx, uint64_t ns)
 
 static int pending_flush(struct pass *ps, unsigned k)
 {
-	struct pending *p = &ps->pend[k];
-
-	ps->pend_mask &= ~(1u << k);
-	return index_put(ps, p->ptr, p->idx, hs_alloc_time(hs_alloctab_at(ps->t, p->idx)));
+	hs_pending_clear(&ps->pend, k);
+	return index_put(ps, ps->pend.ptr[k], ps->pend_idx[k], hs_alloc_time(hs_alloctab_at(ps->t, ps->pend_idx[k])));
 }
 
 static int pending_flush_all(struct pass *ps)
 {
-	int rc;
+	int k, rc;
 
-	while (ps->pend_mask)
-		if ((rc = pending_flush(ps, (unsigned)__builtin_ctz(ps->pend_mask))) < 0)
+	while ((k = hs_pending_any(&ps->pend)) >= 0)
+		if ((rc = pending_flush(ps, (unsigned)k)) < 0)
 			return rc;
 	return 0;
-}
-
-/* The pending slot holding a live block at ptr, or -1. */
-static int pending_find(const struct pass *ps, uint64_t ptr)
-{
-	for (uint32_t m = ps->pend_mask; m; m &= m - 1) {
-		unsigned k = (unsigned)__builtin_ctz(m);
-		if (ps->pend[k].ptr == ptr)
-			return (int)k;
-	}
-	return -1;
 }
 
 /*
@@ -342,11 +325,11 @@ static int pending_find(const struct pass *ps, uint64_t ptr)
  */
 static void settle_address(struct pass *ps, uint64_t ptr, uint64_t ns)
 {
-	int k = pending_find(ps, ptr);
+	int k = hs_pending_find(&ps->pend, ptr);
 
 	if (k >= 0) {
-		ps->pend_mask &= ~(1u << k);
-		retire(ps, hs_alloctab_at(ps->t, ps->pend[k].idx), ns);
+		hs_pending_clear(&ps->pend, (unsigned)k);
+		retire(ps, hs_alloctab_at(ps->t, ps->pend_idx[k]), ns);
 	}
 	if (ps->live.slots[home(&ps->live, hash_of(ptr))].idx != EMPTY) {
 		size_t slot = index_find(&ps->live, ps->t, ptr, hash_of(ptr));
@@ -387,14 +370,14 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 	}
 	settle_address(ps, ev->ptr, ev->time_ns);
 	tidx = thread_index(ps, ev->tid);
-	k = tidx % PENDING;
-	if ((ps->pend_mask >> k & 1) && (rc = pending_flush(ps, k)) < 0)
+	k = tidx % HS_PENDING;
+	if (hs_pending_taken(&ps->pend, k) && (rc = pending_flush(ps, k)) < 0)
 		return rc;
 	if ((rc = append(t, &idx)) < 0)
 		return rc;
 	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK);
-	ps->pend[k] = (struct pending){ .ptr = ev->ptr, .idx = idx };
-	ps->pend_mask |= 1u << k;
+	hs_pending_set(&ps->pend, k, ev->ptr);
+	ps->pend_idx[k] = idx;
 	return 0;
 }
 
@@ -421,19 +404,19 @@ static int pairs(const struct pass *ps, const struct hs_event *ev, const struct 
 {
 	return fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid && fr->fn == HS_FN_FREE &&
 	       !is_realloc(ev->fn) && ps->live.slots[home(&ps->live, hash_of(ev->ptr))].idx == EMPTY &&
-	       pending_find(ps, ev->ptr) < 0;
+	       hs_pending_find(&ps->pend, ev->ptr) < 0;
 }
 
 static void on_free(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_alloctab *t = ps->t;
 	uint32_t tidx = thread_index(ps, ev->tid), idx;
-	int k = pending_find(ps, ev->ptr);
+	int k = hs_pending_find(&ps->pend, ev->ptr);
 	size_t slot = 0;
 	struct hs_alloc *a;
 
 	if (k >= 0) {
-		idx = ps->pend[k].idx;
+		idx = ps->pend_idx[k];
 	} else {
 		slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
 		if (ps->live.slots[slot].idx == EMPTY) {
@@ -455,7 +438,7 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	}
 	retire(ps, a, ev->time_ns);
 	if (k >= 0)
-		ps->pend_mask &= ~(1u << k);
+		hs_pending_clear(&ps->pend, (unsigned)k);
 	else
 		index_remove(&ps->live, slot);
 }

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "live.h"
+#include "pending.h"
 
 #define BATCH 256
-#define PENDING 16
 
 struct thread_last {
 	uint32_t tid;
@@ -24,13 +24,8 @@ struct pass {
 	struct thread_last *threads;
 	size_t nthreads, threads_cap;
 	size_t last_thread;
-	/*
-	 * Each thread's latest allocation stays out of the live set until the
-	 * thread allocates again: most blocks are freed by then, by their own
-	 * thread, and never touch the set. Slot: thread's index % PENDING.
-	 */
-	struct hs_live_block pend[PENDING];
-	uint32_t pend_mask;
+	struct hs_pending pend;                 /* each thread's latest allocation (pending.h) */
+	struct hs_live_block pend_block[HS_PENDING];
 };
 
 /* Weight of a sampled block: the inverse of its chance to be sampled (byte-based geometric sampling). */
@@ -104,36 +99,26 @@ static void settle(struct pass *ps, const struct hs_live_block *b)
 	ps->heap -= (double)b->size * w;
 }
 
-static int pending_find(const struct pass *ps, uint64_t ptr)
-{
-	for (uint32_t m = ps->pend_mask; m; m &= m - 1) {
-		unsigned k = (unsigned)__builtin_ctz(m);
-		if (ps->pend[k].ptr == ptr)
-			return (int)k;
-	}
-	return -1;
-}
-
 /* Into the live set (nothing else is live at its address: settle_address saw to it when it was allocated). */
 static void pending_flush(struct pass *ps, unsigned k)
 {
 	int existed;
-	struct hs_live_block *b = hs_live_put(&ps->live, ps->pend[k].ptr, &existed);
+	struct hs_live_block *b = hs_live_put(&ps->live, ps->pend.ptr[k], &existed);
 
 	if (existed)
 		settle(ps, b);
-	*b = ps->pend[k];
-	ps->pend_mask &= ~(1u << k);
+	*b = ps->pend_block[k];
+	hs_pending_clear(&ps->pend, k);
 }
 
 /* A new block at ptr: whatever is still live there ended when the address was handed out again (its free was never recorded). */
 static void settle_address(struct pass *ps, uint64_t ptr)
 {
-	int k = pending_find(ps, ptr);
+	int k = hs_pending_find(&ps->pend, ptr);
 
 	if (k >= 0) {
-		settle(ps, &ps->pend[k]);
-		ps->pend_mask &= ~(1u << k);
+		settle(ps, &ps->pend_block[k]);
+		hs_pending_clear(&ps->pend, (unsigned)k);
 	}
 	if (ps->live.slots[hs_live_slot(&ps->live, ptr)].ptr) {
 		struct hs_live_block *b = hs_live_find(&ps->live, ptr);
@@ -154,12 +139,12 @@ static void on_alloc(struct pass *ps, const struct hs_event *ev)
 
 	settle_address(ps, ev->ptr);
 	t = thread_of(ps, ev->tid);
-	k = (unsigned)(t - ps->threads) % PENDING;
-	if (ps->pend_mask >> k & 1)
+	k = (unsigned)(t - ps->threads) % HS_PENDING;
+	if (hs_pending_taken(&ps->pend, k))
 		pending_flush(ps, k);
-	ps->pend[k] = (struct hs_live_block){ .ptr = ev->ptr, .size = ev->size, .time_ns = ev->time_ns,
-					      .stack = ev->stack, .tid = ev->tid };
-	ps->pend_mask |= 1u << k;
+	hs_pending_set(&ps->pend, k, ev->ptr);
+	ps->pend_block[k] = (struct hs_live_block){ .ptr = ev->ptr, .size = ev->size, .time_ns = ev->time_ns,
+						    .stack = ev->stack, .tid = ev->tid };
 	rep->allocations += w;
 	rep->bytes_allocated += (double)ev->size * w;
 	s->calls += w;
@@ -177,8 +162,8 @@ static void on_alloc(struct pass *ps, const struct hs_event *ev)
 static void on_free(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_report *rep = ps->rep;
-	int k = pending_find(ps, ev->ptr);
-	struct hs_live_block *b = k >= 0 ? &ps->pend[k] : hs_live_find(&ps->live, ev->ptr);
+	int k = hs_pending_find(&ps->pend, ev->ptr);
+	struct hs_live_block *b = k >= 0 ? &ps->pend_block[k] : hs_live_find(&ps->live, ev->ptr);
 	struct thread_last *t;
 	double w;
 
@@ -201,7 +186,7 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	t->ptr = 0;
 	settle(ps, b);
 	if (k >= 0)
-		ps->pend_mask &= ~(1u << k);
+		hs_pending_clear(&ps->pend, (unsigned)k);
 	else
 		hs_live_remove(&ps->live, b);
 }
@@ -214,7 +199,8 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
 {
 	return ev->kind == HS_EVENT_ALLOC && fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid &&
-	       ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0 && pending_find(ps, ev->ptr) < 0;
+	       ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0 &&
+	       hs_pending_find(&ps->pend, ev->ptr) < 0;
 }
 
 
@@ -385,8 +371,8 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 			if (s->last_change <= ps.peak_seq)
 				s->peak_bytes = s->live_bytes;
 		}
-		while (ps.pend_mask)
-			pending_flush(&ps, (unsigned)__builtin_ctz(ps.pend_mask));
+		for (int k; (k = hs_pending_any(&ps.pend)) >= 0;)
+			pending_flush(&ps, (unsigned)k);
 		hs_live_foreach(&ps.live, b) {
 			double w = weight(rep, b->size);
 			struct hs_site *s = site(&ps, b->stack);
