@@ -235,6 +235,17 @@ else
     fail threads-repeat "${HS_MISSING:-no valgrind oracle for threads}"
 fi
 
+# sampled mode with a sample point at every byte: every block enters the
+# sampled-block set and each free, by its own thread or another, must find it
+# there (the set's home bitmap may never say no to a live block): the
+# estimates are then valgrind's exact figures
+if [ -s "$W/threads.vg" ] && [ $HAVE_HS = 1 ]; then
+    hs_record thr-sampled --sample 1 -o "$W/thr-sampled.hst" -- "$P/threads"
+    check_figs threads-sampled-every-byte thr-sampled "$W/thr-sampled.hst" $(cat "$W/threads.vg")
+else
+    fail threads-sampled-every-byte "${HS_MISSING:-no valgrind oracle for threads}"
+fi
+
 # ------------------------------------------------- self-computed oracles
 if [ $HAVE_HS = 1 ]; then
     # family including pvalloc (valgrind cannot run it)
