@@ -35,6 +35,7 @@ static void free_slots(struct hs_live_block *s, size_t cap)
 
 void hs_live_init(struct hs_live *l)
 {
+	memset(l, 0, sizeof(*l));
 	l->cap = 1u << 16;
 	l->shift = 64 - 16;
 	l->used = 0;
@@ -44,7 +45,40 @@ void hs_live_init(struct hs_live *l)
 void hs_live_free(struct hs_live *l)
 {
 	free_slots(l->slots, l->cap);
+	free(l->big);
 	memset(l, 0, sizeof(*l));
+}
+
+void hs_live_note_big(struct hs_live *l, struct hs_live_block *b, uint64_t size)
+{
+	if (l->nbig == l->big_cap) {
+		l->big_cap = l->big_cap ? l->big_cap * 2 : 16;
+		l->big = realloc(l->big, l->big_cap * sizeof(*l->big));
+		if (!l->big) {
+			fprintf(stderr, "heapscope: out of memory\n");
+			exit(1);
+		}
+	}
+	l->big[l->nbig].ptr = b->ptr;
+	l->big[l->nbig++].size = size;
+	b->size = HS_LIVE_BIG;
+}
+
+uint64_t hs_live_big_size(const struct hs_live *l, const struct hs_live_block *b)
+{
+	for (size_t i = l->nbig; i-- > 0;)
+		if (l->big[i].ptr == b->ptr)
+			return l->big[i].size;
+	return HS_LIVE_BIG;
+}
+
+void hs_live_forget_big(struct hs_live *l, const struct hs_live_block *b)
+{
+	for (size_t i = l->nbig; i-- > 0;)
+		if (l->big[i].ptr == b->ptr) {
+			l->big[i] = l->big[--l->nbig];
+			return;
+		}
 }
 
 struct hs_live_block *hs_live_find(struct hs_live *l, uint64_t ptr)
@@ -103,6 +137,7 @@ void hs_live_remove(struct hs_live *l, struct hs_live_block *b)
 {
 	size_t i = (size_t)(b - l->slots), j = i;
 
+	hs_live_forget(l, b);
 	/* shift later members of the probe run back so lookups never stop early */
 	for (;;) {
 		j = (j + 1) & (l->cap - 1);

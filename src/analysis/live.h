@@ -5,18 +5,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * 24 bytes a block: the table of a large live set is most of an analysis'
+ * memory and all of its cache misses. Sizes of 4 GiB and more, rare, are
+ * kept aside by address.
+ */
+#define HS_LIVE_BIG UINT32_MAX
+#define HS_LIVE_TIME_MASK ((1ull << 48) - 1)
+
 struct hs_live_block {
 	uint64_t ptr;       /* 0: empty slot */
-	uint64_t size;
-	uint64_t time_ns;
+	uint64_t when;      /* allocation time in ns in the low 48 bits (saturating: 78 hours), thread index above */
+	uint32_t size;      /* HS_LIVE_BIG: see hs_live_size */
 	uint32_t stack;
-	uint32_t tid;
 };
 
 struct hs_live {
 	struct hs_live_block *slots;
 	size_t cap, used;
 	unsigned shift;     /* 64 - log2(cap) */
+	struct { uint64_t ptr, size; } *big;   /* sizes of live blocks of 4 GiB or more */
+	size_t nbig, big_cap;
 };
 
 /* Fibonacci hashing: the product's top bits mix every bit of the address */
@@ -33,6 +42,45 @@ static inline void hs_live_prefetch(const struct hs_live *l, uint64_t ptr)
 {
 	/* asm: GCC drops __builtin_prefetch here as an access without effect */
 	__asm__ volatile("prefetcht0 %0" : : "m"(l->slots[hs_live_slot(l, ptr)]));
+}
+
+static inline uint64_t hs_live_time(const struct hs_live_block *b)
+{
+	return b->when & HS_LIVE_TIME_MASK;
+}
+
+/* Thread index (the caller's numbering of threads, 16 bits: later ones share the last). */
+static inline uint32_t hs_live_thread(const struct hs_live_block *b)
+{
+	return (uint32_t)(b->when >> 48);
+}
+
+void hs_live_note_big(struct hs_live *l, struct hs_live_block *b, uint64_t size);
+uint64_t hs_live_big_size(const struct hs_live *l, const struct hs_live_block *b);
+void hs_live_forget_big(struct hs_live *l, const struct hs_live_block *b);
+
+/* The block's payload; b->ptr must be set. A block of 4 GiB or more is noted aside until hs_live_forget. */
+static inline void hs_live_set(struct hs_live *l, struct hs_live_block *b, uint64_t size, uint64_t time_ns,
+			       uint32_t thread, uint32_t stack)
+{
+	b->when = (time_ns < HS_LIVE_TIME_MASK ? time_ns : HS_LIVE_TIME_MASK) |
+		  (uint64_t)(thread < 0xffff ? thread : 0xffff) << 48;
+	b->stack = stack;
+	b->size = (uint32_t)size;
+	if (size >= HS_LIVE_BIG)
+		hs_live_note_big(l, b, size);
+}
+
+static inline uint64_t hs_live_size(const struct hs_live *l, const struct hs_live_block *b)
+{
+	return b->size != HS_LIVE_BIG ? b->size : hs_live_big_size(l, b);
+}
+
+/* Drops what hs_live_set noted aside for a block that ends outside the table (hs_live_remove does it for those in it). */
+static inline void hs_live_forget(struct hs_live *l, const struct hs_live_block *b)
+{
+	if (b->size == HS_LIVE_BIG)
+		hs_live_forget_big(l, b);
 }
 
 void hs_live_init(struct hs_live *l);

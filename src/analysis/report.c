@@ -93,10 +93,11 @@ static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
 /* A block that ends now (freed, or its address handed out again): out of the heap and its site's live bytes. */
 static void settle(struct pass *ps, const struct hs_live_block *b)
 {
-	double w = weight(ps->rep, b->size);
+	uint64_t size = hs_live_size(&ps->live, b);
+	double w = weight(ps->rep, size);
 
-	site_change(ps, site(ps, b->stack), -(double)b->size * w);
-	ps->heap -= (double)b->size * w;
+	site_change(ps, site(ps, b->stack), -(double)size * w);
+	ps->heap -= (double)size * w;
 }
 
 /* Into the live set (nothing else is live at its address: settle_address saw to it when it was allocated). */
@@ -105,8 +106,10 @@ static void pending_flush(struct pass *ps, unsigned k)
 	int existed;
 	struct hs_live_block *b = hs_live_put(&ps->live, ps->pend.ptr[k], &existed);
 
-	if (existed)
+	if (existed) {
 		settle(ps, b);
+		hs_live_forget(&ps->live, b);
+	}
 	*b = ps->pend_block[k];
 	hs_pending_clear(&ps->pend, k);
 }
@@ -118,6 +121,7 @@ static void settle_address(struct pass *ps, uint64_t ptr)
 
 	if (k >= 0) {
 		settle(ps, &ps->pend_block[k]);
+		hs_live_forget(&ps->live, &ps->pend_block[k]);
 		hs_pending_clear(&ps->pend, (unsigned)k);
 	}
 	if (ps->live.slots[hs_live_slot(&ps->live, ptr)].ptr) {
@@ -143,8 +147,8 @@ static void on_alloc(struct pass *ps, const struct hs_event *ev)
 	if (hs_pending_taken(&ps->pend, k))
 		pending_flush(ps, k);
 	hs_pending_set(&ps->pend, k, ev->ptr);
-	ps->pend_block[k] = (struct hs_live_block){ .ptr = ev->ptr, .size = ev->size, .time_ns = ev->time_ns,
-						    .stack = ev->stack, .tid = ev->tid };
+	ps->pend_block[k].ptr = ev->ptr;
+	hs_live_set(&ps->live, &ps->pend_block[k], ev->size, ev->time_ns, (uint32_t)(t - ps->threads), ev->stack);
 	rep->allocations += w;
 	rep->bytes_allocated += (double)ev->size * w;
 	s->calls += w;
@@ -165,6 +169,7 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	int k = hs_pending_find(&ps->pend, ev->ptr);
 	struct hs_live_block *b = k >= 0 ? &ps->pend_block[k] : hs_live_find(&ps->live, ev->ptr);
 	struct thread_last *t;
+	uint32_t tidx;
 	double w;
 
 	/*
@@ -172,23 +177,26 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	 * to an older block and came late. A thread's own events are in program
 	 * order, so this can only happen between threads.
 	 */
-	if (!b || (b->tid != ev->tid && b->time_ns > ev->time_ns)) {
+	t = thread_of(ps, ev->tid);
+	tidx = (uint32_t)(t - ps->threads) < 0xffff ? (uint32_t)(t - ps->threads) : 0xffff;
+	if (!b || (hs_live_thread(b) != tidx && hs_live_time(b) > ev->time_ns)) {
 		rep->untracked_frees++;
 		return;
 	}
-	w = weight(rep, b->size);
+	w = weight(rep, hs_live_size(&ps->live, b));
 	rep->frees += w;
-	t = thread_of(ps, ev->tid);
-	if (t->ptr == ev->ptr && ev->fn == HS_FN_FREE && b->tid == ev->tid) {
+	if (t->ptr == ev->ptr && ev->fn == HS_FN_FREE && hs_live_thread(b) == tidx) {
 		rep->temporary += w;
 		site(ps, b->stack)->temporary += w;
 	}
 	t->ptr = 0;
 	settle(ps, b);
-	if (k >= 0)
+	if (k >= 0) {
+		hs_live_forget(&ps->live, b);
 		hs_pending_clear(&ps->pend, (unsigned)k);
-	else
+	} else {
 		hs_live_remove(&ps->live, b);
+	}
 }
 
 /*
@@ -374,12 +382,13 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 		for (int k; (k = hs_pending_any(&ps.pend)) >= 0;)
 			pending_flush(&ps, (unsigned)k);
 		hs_live_foreach(&ps.live, b) {
-			double w = weight(rep, b->size);
+			uint64_t size = hs_live_size(&ps.live, b);
+			double w = weight(rep, size);
 			struct hs_site *s = site(&ps, b->stack);
 			rep->leaked_count += w;
-			rep->leaked_bytes += (double)b->size * w;
+			rep->leaked_bytes += (double)size * w;
 			s->leaked_count += w;
-			s->leaked_bytes += (double)b->size * w;
+			s->leaked_bytes += (double)size * w;
 		}
 		rank(rep);
 	}

@@ -32,22 +32,27 @@ static struct ref *ref_find(struct ref *r, size_t n, uint64_t p)
 	return bsearch(&key, r, n, sizeof(*r), cmp_ref);
 }
 
-/* Payload derived from the address, so a block moved by deletion can be checked field by field. */
-static uint64_t size_of(uint64_t p) { return (p * 2654435761u) >> 7; }
+/*
+ * Payload derived from the address, so a block moved by deletion can be
+ * checked field by field. One address in 64 gets a size of 4 GiB or more,
+ * which the table keeps aside.
+ */
+static uint64_t size_of(uint64_t p) { return (p & 0x3f0) == 0x100 ? (5ull << 30) + p : (p * 2654435761u) >> 40; }
 static uint32_t stack_of(uint64_t p) { return (uint32_t)(p >> 3) ^ 0x5a5a5a5au; }
+static uint64_t time_of(uint64_t p) { return (p * 0x9e3779b97f4a7c15ull) & HS_LIVE_TIME_MASK; }
+static uint32_t thread_of(uint64_t p) { return (uint32_t)(p >> 4) & 0xffff; }
+
+static struct hs_live *cur;   /* the table the blocks belong to */
 
 static int block_ok(const struct hs_live_block *b, uint64_t p)
 {
-	return b && b->ptr == p && b->size == size_of(p) && b->time_ns == ~p && b->stack == stack_of(p) &&
-	       b->tid == (uint32_t)(p >> 4);
+	return b && b->ptr == p && hs_live_size(cur, b) == size_of(p) && hs_live_time(b) == time_of(p) &&
+	       b->stack == stack_of(p) && hs_live_thread(b) == thread_of(p);
 }
 
 static void fill(struct hs_live_block *b, uint64_t p)
 {
-	b->size = size_of(p);
-	b->time_ns = ~p;
-	b->stack = stack_of(p);
-	b->tid = (uint32_t)(p >> 4);
+	hs_live_set(cur, b, size_of(p), time_of(p), thread_of(p), stack_of(p));
 }
 
 /* Every live reference entry is found with its payload; every dead one is absent. */
@@ -123,6 +128,7 @@ static void big_random(void)
 		n = N;
 	/* the map starts with fewer slots than this: it must grow while full of collisions */
 	hs_live_init(&l);
+	cur = &l;
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
 	shuffle(order, n);
@@ -221,6 +227,7 @@ static void wraparound(void)
 	struct hs_live l;
 
 	hs_live_init(&l);
+	cur = &l;
 	cap = l.cap;
 	/* two keys homed at cap-2, two at cap-1, two at 0 */
 	for (uint64_t g = 1; found < K && g < (1ull << 32); g++) {
@@ -242,6 +249,7 @@ static void wraparound(void)
 	for (;;) {
 		struct ref r[K];
 		hs_live_init(&l);
+		cur = &l;
 		for (int k = 0; k < K; k++) {
 			int existed;
 			fill(hs_live_put(&l, keys[k], &existed), keys[k]);
@@ -284,6 +292,7 @@ int main(void)
 	int existed = -1;
 
 	hs_live_init(&l);
+	cur = &l;
 	CHECK("live-empty-find", hs_live_find(&l, 0x1000) == NULL);
 	struct hs_live_block *b = hs_live_put(&l, 0x1000, &existed);
 	check_report(b && b->ptr == 0x1000 && existed == 0 && l.used == 1, "live-put-one",

@@ -30,10 +30,12 @@
  *   11  2   free E                     432   temporary for thread 2
  *   14  1   alloc C 2000               2032  C's first block (in the live set by now) ends here
  *   12  2   free C (written late)      2032  stamped before the block at C was born: an older block's, untracked
- *   15  1   realloc B -> F 64          2064  peak
- * At the end C (2000) and F (64) are live.
+ *   15  1   realloc B -> F 64          2064
+ *   16  2   alloc G 6 GiB              6 GiB + 2064, peak (a size kept aside by the live set)
+ * At the end C (2000), F (64) and G (6 GiB) are live.
  */
-enum { A = 0x1000, B = 0x2000, C = 0x3000, D = 0x4000, E = 0x5000, F = 0x6000 };
+enum { A = 0x1000, B = 0x2000, C = 0x3000, D = 0x4000, E = 0x5000, F = 0x6000, G = 0x7000 };
+#define SIX_GIB (6ull << 30)
 
 static char dir[256], file[300];
 
@@ -61,6 +63,7 @@ static const char *build(void)
 	tb_free_rec(&t, 12, 2, HS_FN_FREE, C);
 	tb_free_rec(&t, 15, 1, HS_FN_REALLOC, B);
 	tb_alloc(&t, 15, 1, HS_FN_REALLOC, F, 64, 1, B);
+	tb_alloc(&t, 16, 2, HS_FN_MALLOC, G, SIX_GIB, 1, 0);
 	tb_end(&t, 20, HS_END_EXIT);
 	if (tb_flush(&t) < 0)
 		return NULL;
@@ -112,15 +115,15 @@ int main(void)
 		return 0;
 
 	if (hs_reader_open(&r, path) == 0 && hs_report_build(&rep, r) == 0) {
-		CHECK_U64("pairing-report-allocations", 9, rep.allocations);
+		CHECK_U64("pairing-report-allocations", 10, rep.allocations);
 		/* B (cross-thread), A (cross-thread), D, E, B by realloc; C's late free is not one */
 		CHECK_U64("pairing-report-frees", 5, rep.frees);
 		CHECK_U64("pairing-report-untracked", 1, rep.untracked_frees);
 		CHECK_U64("pairing-report-temporary", 2, rep.temporary);
-		CHECK_U64("pairing-report-peak", 2064, rep.peak_heap);
-		CHECK_U64("pairing-report-peak-time", 15, rep.peak_heap_ns);
-		CHECK_U64("pairing-report-leaked-count", 2, rep.leaked_count);
-		CHECK_U64("pairing-report-leaked-bytes", 2064, rep.leaked_bytes);
+		CHECK_U64("pairing-report-peak", SIX_GIB + 2064, rep.peak_heap);
+		CHECK_U64("pairing-report-peak-time", 16, rep.peak_heap_ns);
+		CHECK_U64("pairing-report-leaked-count", 3, rep.leaked_count);
+		CHECK_U64("pairing-report-leaked-bytes", SIX_GIB + 2064, rep.leaked_bytes);
 		hs_report_free(&rep);
 	} else {
 		check_report(0, "pairing-report", "expected a report got %s", r ? hs_reader_error(r) : "no reader");
@@ -129,10 +132,10 @@ int main(void)
 
 	r = NULL;
 	if (hs_reader_open(&r, path) == 0 && hs_alloctab_load(&tab, r, NULL, NULL) == 0) {
-		CHECK_U64("pairing-table-allocations", 9, tab.n);
+		CHECK_U64("pairing-table-allocations", 10, tab.n);
 		CHECK_U64("pairing-table-untracked", 1, tab.untracked_frees);
-		CHECK_U64("pairing-table-peak", 2064, tab.peak_heap);
-		CHECK_U64("pairing-table-peak-time", 15, tab.peak_ns);
+		CHECK_U64("pairing-table-peak", SIX_GIB + 2064, tab.peak_heap);
+		CHECK_U64("pairing-table-peak-time", 16, tab.peak_ns);
 		check_freed(&tab, 1, 5);    /* A: ended when its address was handed out again */
 		check_freed(&tab, 2, 3);    /* B: freed by thread 1 */
 		check_freed(&tab, 4, 14);   /* C: ended when thread 1 got its address */
@@ -141,6 +144,10 @@ int main(void)
 		check_freed(&tab, 9, 11);
 		check_freed(&tab, 10, 15);  /* B: moved by realloc */
 		check_freed(&tab, 14, -1);  /* C again: the late free was an older block's */
+		check_freed(&tab, 16, -1);
+		check_report(at_time(&tab, 16) && hs_alloc_size(at_time(&tab, 16)) == SIX_GIB, "pairing-table-big-size",
+			     "expected 6 GiB got %llu",
+			     at_time(&tab, 16) ? (unsigned long long)hs_alloc_size(at_time(&tab, 16)) : 0ull);
 		check_report(tab.nlinks == 1 && hs_alloc_time(hs_alloctab_at(&tab, tab.links[0].from)) == 10 &&
 			     hs_alloc_time(hs_alloctab_at(&tab, tab.links[0].to)) == 15,
 			     "pairing-table-realloc-link", "expected one link from the block born at 10 to the one at 15 got %llu",
