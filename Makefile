@@ -56,7 +56,7 @@ $(BUILD)/obj/%.o: src/%.c
 	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c src/format/builder.c)
-	$(call say,LINK,$@)$(CC) -shared -Wl,-z,now -Wl,-soname,libheapscope.so -o $@ $^ \
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -shared -Wl,-z,now -Wl,-soname,libheapscope.so -o $@ $^ \
 		$(shell $(PKG_CONFIG) --libs libunwind libdw libzstd) -lm -ldl -lpthread
 
 $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
@@ -66,7 +66,7 @@ $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_S
 READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -lstdc++ -lm -lpthread
 
 $(CLI): $(call obj,$(CLI_SRC) $(VIEWER_SRC)) $(BUILD)/obj/gen/assets.o $(LIB_READER)
-	$(call say,LINK,$@)$(CC) -o $@ $^ $(READER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(READER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
 
 # The viewer's page (web/*) embedded in the binary: no files to install, no network at run time.
 $(BUILD)/gen/assets.c: build-aux/embed.sh $(WEB_FILES)
