@@ -101,8 +101,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (hs_reader_open(&r, path) == 0) {
 		const struct hs_trace_info *info;
-		int rc, n = 0;
-		while ((rc = hs_reader_next(r, &ev)) > 0 && n++ < 1000000) {
+		static struct hs_event batch[64];
+		/* one event at a time, or in batches of 1 to 64 (hs_reader_next_batch), as the input's size says */
+		int rc, n = 0, bs = size & 1 ? (int)(size >> 1) % 64 + 1 : 0, nb = 0, bi = 0;
+		for (;;) {
+			if (!bs) {
+				if ((rc = hs_reader_next(r, &ev)) <= 0)
+					break;
+			} else {
+				if (bi == nb) {
+					if ((rc = hs_reader_next_batch(r, batch, bs)) <= 0)
+						break;
+					nb = rc;
+					bi = 0;
+				}
+				ev = batch[bi++];
+			}
+			if (n++ >= 1000000)
+				break;
 			sink += ev.time_ns + ev.ptr + ev.size + ev.addr + ev.len;
 			if (ev.stack && nseen < sizeof(seen) / sizeof(seen[0]))
 				seen[nseen++] = ev.stack;
