@@ -1,5 +1,6 @@
 /* modules.c - the module map (path, build-id, load address, segments) recorded for offline symbolization */
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -58,6 +59,99 @@ void hs_module_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *
 		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > *hi)
 			*hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
 	}
+}
+
+/*
+ * The file mapped at addr, from /proc/self/maps: a library dlopen'ed by a
+ * relative name is known to the loader by that name only, which means
+ * nothing to a reader in another directory. Raw syscalls, a streaming parse
+ * (lines can be longer than the buffer), no allocation. 0, or -1.
+ */
+static int mapped_path(uintptr_t addr, char *out, size_t cap)
+{
+	char buf[1024];
+	uintptr_t lo = 0, hi = 0;
+	int fd, field = 0, found = -1, matches = 0, in_word = 0;
+	size_t n = 0;
+	long got;
+
+	fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (found < 0 && (got = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (long i = 0; i < got; i++) {
+			char c = buf[i];
+			if (c == '\n') {
+				if (matches && n > 0 && out[0] == '/') {
+					out[n < cap ? n : cap - 1] = 0;
+					found = 0;
+					break;
+				}
+				lo = hi = 0;
+				field = 0;
+				n = 0;
+				matches = 0;
+				in_word = 0;
+				continue;
+			}
+			if (field == 0 || field == 1) {
+				/* "lo-hi": hex digits, then '-', then hex digits and a space */
+				int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+				if (d >= 0) {
+					if (field == 0)
+						lo = lo << 4 | (uintptr_t)d;
+					else
+						hi = hi << 4 | (uintptr_t)d;
+				} else if (c == '-' && field == 0) {
+					field = 1;
+				} else if (c == ' ') {
+					field = 2;
+					matches = addr >= lo && addr < hi;
+				}
+			} else if (field < 6) {
+				/* perms, offset, dev, inode: words ended by spaces */
+				if (c != ' ')
+					in_word = 1;
+				else if (in_word)
+					field++, in_word = 0;
+			} else if (n > 0 || c != ' ') {
+				/* the path, after the spaces that align it */
+				if (matches && n < cap)
+					out[n] = c;
+				n++;
+			}
+		}
+	}
+	syscall(SYS_close, fd);
+	return found;
+}
+
+/* An absolute path for a loaded object: the executable's for the unnamed main one. 0, or -1 (e.g. the vDSO). */
+int hs_module_path(const struct dl_phdr_info *info, char *out, size_t cap)
+{
+	const char *name = info->dlpi_name;
+	uintptr_t lo, hi;
+
+	if (!name || !*name)
+		name = exe_path;
+	if (name[0] == '/') {
+		size_t n = strlen(name);
+		if (n >= cap)
+			n = cap - 1;
+		memcpy(out, name, n);
+		out[n] = 0;
+		return 0;
+	}
+	hs_module_range(info, &lo, &hi);
+	if (lo == UINTPTR_MAX || mapped_path(lo, out, cap) < 0) {
+		size_t n = strlen(name);
+		if (n >= cap)
+			n = cap - 1;
+		memcpy(out, name, n);
+		out[n] = 0;
+		return name[0] ? 0 : -1;
+	}
+	return 0;
 }
 
 static uint64_t hash_str(const char *s)
@@ -135,6 +229,7 @@ static void emit_module(const struct dl_phdr_info *info, const char *path)
 static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
 	const char *path = info->dlpi_name;
+	static char abs_path[4096];   /* under mod_lock */
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	uint64_t nh;
 	int i;
@@ -161,6 +256,9 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	mods[nmods].name_hash = nh;
 	mods[nmods].seen = generation;
 	nmods++;
+	/* only a new module pays for the lookup of a relative name */
+	if (path[0] != '/' && hs_module_path(info, abs_path, sizeof(abs_path)) == 0)
+		path = abs_path;
 	emit_module(info, path);
 	return 0;
 }

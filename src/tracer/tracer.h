@@ -196,6 +196,7 @@ int hs_unwind(struct hs_thread *t, int *kept);
 /* modules.c */
 struct dl_phdr_info;
 void hs_module_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
+int hs_module_path(const struct dl_phdr_info *info, char *out, size_t cap);
 int hs_modules_init(void);
 void hs_modules_scan(void);
 void hs_modules_poll(void);

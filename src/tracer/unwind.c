@@ -93,18 +93,16 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	struct find_ctx *c = data;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	char exe[4096];
-	const char *path = info->dlpi_name;
-	long n;
+	const char *path;
 
 	(void)size;
 	hs_module_range(info, &lo, &hi);
 	if (c->ip < lo || c->ip >= hi)
 		return 0;
-	if (!path || !*path) {
-		n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = 0;
-		path = exe;
-	}
+	/* a library dlopen'ed by a relative name: its file, found by address */
+	if (hs_module_path(info, exe, sizeof(exe)) < 0)
+		return 1;
+	path = exe;
 	if (ncfi_mods == CFI_MODULES || path[0] != '/')
 		return 1;
 	struct cfi_module *m = &cfi_mods[ncfi_mods];

@@ -411,6 +411,19 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-dlopener.json" ]; then
 else
     fail symbols/dlclosed-leak-site "${HS_MISSING:-no dlopener report}"
 fi
+# dlopen'ed by a relative name: the loader knows it by that name only, the
+# trace must name the file so that a report run elsewhere still finds it
+if [ $HAVE_HS = 1 ]; then
+    mkdir -p "$W/dlrel.d"
+    rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$P/libdlalloc.so" "$W/dlrel.d")
+    hs_record dlrel -o "$W/dlrel.hst" -- "$P/dlopener" "$rel"
+    line=$(grep -n 'HS-DL-LEAK-SITE' "$T/progs/libdlalloc.c" | cut -d: -f1)
+    if report_ok symbols/dlopen-relative-path "$W/dlrel.hst" "$W/dlrel"; then
+        $U sym_site symbols/dlopen-relative-path "$W/dlrel.json" dl_alloc_leak libdlalloc.c "$line"
+    fi
+else
+    fail symbols/dlopen-relative-path "$HS_MISSING"
+fi
 if [ $HAVE_HS = 1 ] && [ -s "$W/vg-cxx.json" ]; then
     $U sym_any symbols/cxx-demangled "$W/vg-cxx.json" "ns::Widget::make("
 else
