@@ -276,6 +276,7 @@ void hs_modules_scan(void)
 		p = hs_varint_put(p, hs_now_ns());
 		p = hs_varint_put(p, mods[i].base);
 		hs_meta_append(rec, (size_t)(p - rec));
+		hs_unwind_forget(mods[i].lo, mods[i].hi);
 		mods[i] = mods[--nmods];
 		i--;
 	}

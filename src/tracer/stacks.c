@@ -86,8 +86,15 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
 			return table[j].id;
 		j = (j + 1) & (table_cap - 1);
 	}
+	/*
+	 * The module map names the node's file before the node is written: a
+	 * new address range is scanned at once, and the loader's counters say
+	 * whether a library was replaced at a known one since the last scan.
+	 */
 	if (!hs_modules_contains(ip))
 		hs_modules_scan();
+	else
+		hs_modules_poll();
 	table[j].ip = ip;
 	table[j].parent = parent;
 	table[j].id = next_id++;

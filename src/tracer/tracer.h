@@ -190,6 +190,7 @@ void hs_stacks_reset(void);
 
 /* unwind.c */
 int hs_unwind_init(void);
+void hs_unwind_forget(uintptr_t lo, uintptr_t hi);
 void hs_unwind_thread_init(struct hs_thread *t);
 int hs_unwind(struct hs_thread *t, int *kept);
 

@@ -239,6 +239,32 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 	return found;
 }
 
+/*
+ * A library left [lo, hi): its rules and its CFI go, since another may be
+ * mapped there next with other code at the same addresses. Tombstones (ip 1,
+ * never a return address) keep the probe runs of the lock-free readers whole.
+ */
+void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
+{
+	if (!rules)
+		return;
+	pthread_mutex_lock(&rules_lock);
+	for (int i = 0; i < ncfi_mods; i++)
+		if (cfi_mods[i].lo < hi && cfi_mods[i].hi > lo) {
+			if (cfi_mods[i].elf)
+				elf_end(cfi_mods[i].elf);
+			if (cfi_mods[i].fd >= 0)
+				syscall(SYS_close, cfi_mods[i].fd);
+			cfi_mods[i--] = cfi_mods[--ncfi_mods];
+		}
+	for (size_t i = 0; i < RULES; i++) {
+		uint64_t ip = atomic_load_explicit(&rules[i].ip, memory_order_relaxed);
+		if (ip >= lo && ip < hi)
+			atomic_store_explicit(&rules[i].ip, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&rules_lock);
+}
+
 int hs_unwind_init(void)
 {
 	rules = hs_map(RULES * sizeof(*rules));

@@ -72,6 +72,10 @@ done
 cc_prog family_vg family.c -DNO_PVALLOC
 cc_prog dlopener dlopener.c -ldl
 cc_prog libdlalloc.so libdlalloc.c -shared -fPIC
+cc_prog reloader reloader.c -ldl
+# optimised, without frame pointers: their frames unwind through CFI
+cc_prog libreload_a.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=200
+cc_prog libreload_b.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600
 cc_prog cxx cxx.cpp
 [ -n "$BUILD_ERR" ] && fail build-progs "could not compile:$BUILD_ERR (see $W/cc.*.log)"
 
@@ -411,6 +415,23 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-dlopener.json" ]; then
 else
     fail symbols/dlclosed-leak-site "${HS_MISSING:-no dlopener report}"
 fi
+# a library replaced by another at the same addresses within one writer tick:
+# the new return addresses must bring the module map up to date (load of the
+# second library and unload of the first) before their stack nodes are written
+if [ $HAVE_HS = 1 ]; then
+    hs_record reload -o "$W/reload.hst" -- "$P/reloader" "$P/libreload_a.so" "$P/libreload_b.so"
+    "$HS" dump "$W/reload.hst" >"$W/reload.dump" 2>&1
+    a=$(grep -c ' module .*libreload_a\.so$' "$W/reload.dump"); b=$(grep -c ' module .*libreload_b\.so$' "$W/reload.dump")
+    u=$(grep -c ' module-unload ' "$W/reload.dump")
+    if [ "$a" -ge 1 ] && [ "$b" -ge 1 ] && [ "$u" -ge 1 ]; then
+        ok modules/replaced-at-same-address
+    else
+        fail modules/replaced-at-same-address "module records: libreload_a $a, libreload_b $b, unloads $u (want each >= 1)"
+    fi
+else
+    fail modules/replaced-at-same-address "$HS_MISSING"
+fi
+
 # dlopen'ed by a relative name: the loader knows it by that name only, the
 # trace must name the file so that a report run elsewhere still finds it
 if [ $HAVE_HS = 1 ]; then

@@ -57,6 +57,8 @@ compare cxx "$progs/cxx"
 compare family "$progs/family"
 compare dlopener "$progs/dlopener" "$progs/libdlalloc.so"
 compare threads "$progs/threads"
+# libraries replaced at the same addresses: their unwind rules must be forgotten with them
+compare reloader "$progs/reloader" "$progs/libreload_a.so" "$progs/libreload_b.so"
 printf 'create table t(a integer primary key, b text);\n' >"$work/w.sql"
 for i in $(seq 1 3000); do printf "insert into t values(%d, 'row %d %s');\n" "$i" "$i" "$(printf '%*s' $((i % 50)) '' | tr ' ' x)"; done >>"$work/w.sql"
 printf 'create index ib on t(b);\nselect count(*) from t;\n' >>"$work/w.sql"
