@@ -5,35 +5,21 @@
 #define NOINLINE __attribute__((noinline))
 #define KEEP(x) __asm__ volatile("" : : "r"(x) : "memory")
 
-NOINLINE static void *leaf(int n)
-{
-    volatile char pad[FRAME];
-    pad[0] = (char)n;
-    void *p = malloc(16 + (size_t)n);
-    KEEP(p);
-    KEEP(pad);
-    return p;
-}
+/* a frame of FRAME bytes around one call: three of them, one inside the next */
+#define FRAME_FN(name, call)              \
+    NOINLINE static void *name(int n)     \
+    {                                     \
+        volatile char pad[FRAME];         \
+        pad[0] = (char)n;                 \
+        void *p = call;                   \
+        KEEP(p);                          \
+        KEEP(pad);                        \
+        return p;                         \
+    }
 
-NOINLINE static void *mid(int n)
-{
-    volatile char pad[FRAME];
-    pad[0] = (char)n;
-    void *p = leaf(n + 1);
-    KEEP(p);
-    KEEP(pad);
-    return p;
-}
-
-NOINLINE static void *top(int n)
-{
-    volatile char pad[FRAME];
-    pad[0] = (char)n;
-    void *p = mid(n + 1);
-    KEEP(p);
-    KEEP(pad);
-    return p;
-}
+FRAME_FN(leaf, malloc(16 + (size_t)n))
+FRAME_FN(mid, leaf(n + 1))
+FRAME_FN(top, mid(n + 1))
 
 int work(void)
 {
