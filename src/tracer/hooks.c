@@ -531,7 +531,7 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 		return np;
 	}
 	t = tracing_thread();
-	tracked = t && old && (!hs_g.cfg.sample_bytes || set_contains((uintptr_t)old));
+	tracked = t && old && (!hs_g.cfg.sample_bytes || (set_may_hold((uintptr_t)old) && set_contains((uintptr_t)old)));
 	if (tracked)
 		before = hs_ticks();
 	/* glibc's reallocarray calls realloc through the PLT: that would record it twice */
