@@ -76,6 +76,7 @@ cc_prog reloader reloader.c -ldl
 # optimised, without frame pointers: their frames unwind through CFI
 cc_prog libreload_a.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=200
 cc_prog libreload_b.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600
+cc_prog libreload_c.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600 -DSHIFT
 cc_prog cxx cxx.cpp
 [ -n "$BUILD_ERR" ] && fail build-progs "could not compile:$BUILD_ERR (see $W/cc.*.log)"
 
@@ -418,15 +419,17 @@ fi
 # a library replaced by another at the same addresses within one writer tick:
 # the new return addresses must bring the module map up to date (load of the
 # second library and unload of the first) before their stack nodes are written
+# (libreload_c's code sits elsewhere than libreload_a's, so it makes new nodes;
+# one with the very same return addresses makes none, and waits for the tick)
 if [ $HAVE_HS = 1 ]; then
-    hs_record reload -o "$W/reload.hst" -- "$P/reloader" "$P/libreload_a.so" "$P/libreload_b.so"
+    hs_record reload -o "$W/reload.hst" -- "$P/reloader" "$P/libreload_a.so" "$P/libreload_c.so"
     "$HS" dump "$W/reload.hst" >"$W/reload.dump" 2>&1
-    a=$(grep -c ' module .*libreload_a\.so$' "$W/reload.dump"); b=$(grep -c ' module .*libreload_b\.so$' "$W/reload.dump")
+    a=$(grep -c ' module .*libreload_a\.so$' "$W/reload.dump"); c=$(grep -c ' module .*libreload_c\.so$' "$W/reload.dump")
     u=$(grep -c ' module-unload ' "$W/reload.dump")
-    if [ "$a" -ge 1 ] && [ "$b" -ge 1 ] && [ "$u" -ge 1 ]; then
+    if [ "$a" -ge 1 ] && [ "$c" -ge 1 ] && [ "$u" -ge 1 ]; then
         ok modules/replaced-at-same-address
     else
-        fail modules/replaced-at-same-address "module records: libreload_a $a, libreload_b $b, unloads $u (want each >= 1)"
+        fail modules/replaced-at-same-address "module records: libreload_a $a, libreload_c $c, unloads $u (want each >= 1)"
     fi
 else
     fail modules/replaced-at-same-address "$HS_MISSING"

@@ -1,9 +1,18 @@
 /* libreload: built as libreload_a.so and libreload_b.so with FRAME 200 and 600: the same code layout (both
- * frame sizes need a 32-bit immediate), so the same return addresses, with other unwind rules */
+ * frame sizes need a 32-bit immediate), so the same return addresses, with other unwind rules; libreload_c.so
+ * with SHIFT too: other return addresses */
 #include <stdlib.h>
 
 #define NOINLINE __attribute__((noinline))
 #define KEEP(x) __asm__ volatile("" : : "r"(x) : "memory")
+
+#ifdef SHIFT
+/* built with SHIFT: the frames below move to other addresses */
+NOINLINE int reload_shift(int n)
+{
+    return n * 3 + 1;
+}
+#endif
 
 /* a frame of FRAME bytes around one call: three of them, one inside the next */
 #define FRAME_FN(name, call)              \
