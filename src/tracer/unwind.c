@@ -216,6 +216,8 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 		return NULL;
 	t->in_stack_lock = 1;
 	hs_internal_enter(t, &old);
+	/* a library replaced since the last scan must not lend its CFI to the new code at its addresses */
+	hs_modules_poll();
 	pthread_mutex_lock(&rules_lock);
 	found = rule_find(ip);
 	if (!found && rules_used < RULES / 2) {
