@@ -133,6 +133,25 @@ static void settle_address(struct pass *ps, uint64_t ptr)
 	}
 }
 
+/* A new block in the totals, its site and the heap (and the peak if it makes one). */
+static inline void count_alloc(struct pass *ps, struct hs_site *s, const struct hs_event *ev, double w)
+{
+	struct hs_report *rep = ps->rep;
+	double bytes = (double)ev->size * w;
+
+	rep->allocations += w;
+	rep->bytes_allocated += bytes;
+	s->calls += w;
+	s->bytes += bytes;
+	site_change(ps, s, bytes);
+	ps->heap += bytes;
+	if (ps->heap > rep->peak_heap) {
+		rep->peak_heap = ps->heap;
+		rep->peak_heap_ns = ev->time_ns;
+		ps->peak_seq = ps->seq;
+	}
+}
+
 static void on_alloc(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_report *rep = ps->rep;
@@ -149,17 +168,7 @@ static void on_alloc(struct pass *ps, const struct hs_event *ev)
 	hs_pending_set(&ps->pend, k, ev->ptr);
 	ps->pend_block[k].ptr = ev->ptr;
 	hs_live_set(&ps->live, &ps->pend_block[k], ev->size, ev->time_ns, (uint32_t)(t - ps->threads), ev->stack);
-	rep->allocations += w;
-	rep->bytes_allocated += (double)ev->size * w;
-	s->calls += w;
-	s->bytes += (double)ev->size * w;
-	site_change(ps, s, (double)ev->size * w);
-	ps->heap += (double)ev->size * w;
-	if (ps->heap > rep->peak_heap) {
-		rep->peak_heap = ps->heap;
-		rep->peak_heap_ns = ev->time_ns;
-		ps->peak_seq = ps->seq;
-	}
+	count_alloc(ps, s, ev, w);
 	t->ptr = ev->ptr;
 }
 
@@ -218,17 +227,7 @@ static void on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_
 	double w = weight(rep, ev->size), bytes = (double)ev->size * w;
 	struct hs_site *s = site(ps, ev->stack);
 
-	rep->allocations += w;
-	rep->bytes_allocated += bytes;
-	s->calls += w;
-	s->bytes += bytes;
-	site_change(ps, s, bytes);
-	ps->heap += bytes;
-	if (ps->heap > rep->peak_heap) {
-		rep->peak_heap = ps->heap;
-		rep->peak_heap_ns = ev->time_ns;
-		ps->peak_seq = ps->seq;
-	}
+	count_alloc(ps, s, ev, w);
 	ps->seq++;
 	rep->frees += w;
 	if (fr->fn == HS_FN_FREE) {

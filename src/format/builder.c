@@ -21,7 +21,7 @@ struct hs_builder {
 	size_t map_size;
 	uint32_t resolution;
 	uint64_t last_q;            /* delta state of the chunk */
-	uint64_t q_lo, q_hi, q_unit; /* the times in ns [q_lo, q_hi) are time unit q_unit: no division for them */
+	uint64_t q_lo, q_unit;      /* the times in ns [q_lo, q_lo + resolution) are time unit q_unit */
 	uint32_t last_tid;
 	int have_tid;
 	uint32_t chunk_no;
@@ -39,7 +39,7 @@ static void reset(struct hs_builder *b)
 	memset(b->n, 0, sizeof(b->n));
 	b->total = 0;
 	b->last_q = 0;
-	b->q_lo = b->q_hi = b->q_unit = 0;
+	b->q_lo = b->q_unit = 0;
 	b->have_tid = 0;
 	b->chunk_no++;
 }
@@ -115,13 +115,12 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 	struct hs_predict *pr;
 
 	/* most events fall in the unit of the one before: a 64-bit division is dear on the writer's hot path */
-	if (ev->time_ns >= b->q_lo && ev->time_ns < b->q_hi) {
+	if (ev->time_ns - b->q_lo < b->resolution) {
 		q = b->q_unit;
 	} else {
 		q = ev->time_ns / b->resolution;
 		b->q_unit = q;
 		b->q_lo = q * b->resolution;
-		b->q_hi = b->q_lo + b->resolution;
 	}
 	if (!b->have_tid || ev->tid != b->last_tid) {
 		put_type(b, HS_REC_THREAD);
@@ -134,7 +133,7 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 		put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
 		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
 		cls = hs_size_class(ev->size);
-		predicted = pr->cls[cls] ? pr->cls[cls] : pr->last;
+		predicted = hs_predict_alloc(pr, cls);
 		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
 		put(b, HS_STREAM_SIZE, ev->size);
 		put(b, HS_STREAM_STACK, ev->stack);

@@ -355,7 +355,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		ev->stack = (uint32_t)v;
 		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 		cls = hs_size_class(ev->size);
-		predicted = pr->cls[cls] ? pr->cls[cls] : pr->last;
+		predicted = hs_predict_alloc(pr, cls);
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY) {
 			GETS(HS_STREAM_PTR, a);
@@ -600,7 +600,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		r->sp[HS_STREAM_STACK] = pk;
 		pr = current_predict(r);
 		cls = hs_size_class(size);
-		predicted = pr->cls[cls] ? pr->cls[cls] : pr->last;
+		predicted = hs_predict_alloc(pr, cls);
 		ev->kind = HS_EVENT_ALLOC;
 		ev->fn = (int)(type - HS_REC_ALLOC);
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);

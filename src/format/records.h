@@ -125,6 +125,12 @@ static inline struct hs_predict *hs_predict_for(struct hs_predict *slots, uint32
 	return p;
 }
 
+/* Where an allocation of size class cls is expected: the class's last block, else the thread's last address. */
+static inline uint64_t hs_predict_alloc(const struct hs_predict *p, unsigned cls)
+{
+	return p->cls[cls] ? p->cls[cls] : p->last;
+}
+
 /* Types a later minor version may add, followed by their length in misc (docs/FORMAT.md). */
 static inline int hs_record_skippable(unsigned t)
 {

@@ -413,16 +413,6 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 	ev_end(t);
 }
 
-/* Sampled mode decides here, inline: most allocations only count down. */
-static inline void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void *old)
-{
-	if (hs_g.cfg.sample_bytes && (int64_t)size < t->sample_left) {
-		t->sample_left -= (int64_t)size;
-		return;
-	}
-	record_alloc_slow(t, fn, p, size, old);
-}
-
 /*
  * Sampled mode decides before the call: an allocation that only counts down
  * is a tail call into the real function, with no frame of its own. The rest
@@ -435,6 +425,13 @@ static inline int sample_skips(struct hs_thread *t, size_t size)
 		return 1;
 	}
 	return 0;
+}
+
+/* After the call (realloc, the aligned family): most sampled allocations only count down. */
+static inline void record_alloc(struct hs_thread *t, int fn, void *p, size_t size, void *old)
+{
+	if (!sample_skips(t, size))
+		record_alloc_slow(t, fn, p, size, old);
 }
 
 __attribute__((noinline)) static void *malloc_recorded(struct hs_thread *t, size_t n)

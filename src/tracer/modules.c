@@ -129,29 +129,22 @@ static int mapped_path(uintptr_t addr, char *out, size_t cap)
 /* An absolute path for a loaded object: the executable's for the unnamed main one. 0, or -1 (e.g. the vDSO). */
 int hs_module_path(const struct dl_phdr_info *info, char *out, size_t cap)
 {
-	const char *name = info->dlpi_name;
+	const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : exe_path;
 	uintptr_t lo, hi;
+	size_t n;
 
-	if (!name || !*name)
-		name = exe_path;
-	if (name[0] == '/') {
-		size_t n = strlen(name);
-		if (n >= cap)
-			n = cap - 1;
-		memcpy(out, name, n);
-		out[n] = 0;
-		return 0;
+	if (name[0] != '/') {
+		hs_module_range(info, &lo, &hi);
+		if (lo != UINTPTR_MAX && mapped_path(lo, out, cap) == 0)
+			return 0;
 	}
-	hs_module_range(info, &lo, &hi);
-	if (lo == UINTPTR_MAX || mapped_path(lo, out, cap) < 0) {
-		size_t n = strlen(name);
-		if (n >= cap)
-			n = cap - 1;
-		memcpy(out, name, n);
-		out[n] = 0;
-		return name[0] ? 0 : -1;
-	}
-	return 0;
+	/* absolute, or not found mapped: the name as the loader has it */
+	n = strlen(name);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, name, n);
+	out[n] = 0;
+	return n ? 0 : -1;
 }
 
 static uint64_t hash_str(const char *s)
