@@ -19,6 +19,17 @@ const char *hs_self_path(void);
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define HS_EXPORT __attribute__((visibility("default")))
+/*
+ * The entry points whose usual path is a tail call (the real function, or
+ * the out-of-line recorded part): their own frame is gone before anything
+ * walks the stack, so setting up a frame pointer is pure cost, a fifth of a
+ * sampled malloc. Without optimization there are no tail calls: keep it then.
+ */
+#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__)
+#define HS_TAIL_HOOK __attribute__((optimize("omit-frame-pointer")))
+#else
+#define HS_TAIL_HOOK
+#endif
 
 static struct {
 	void *(*malloc)(size_t);
@@ -366,6 +377,26 @@ static inline struct hs_thread *tracing_thread(void)
 	return t;
 }
 
+/*
+ * The hot hooks' first question, with each load done once: 1 record (or
+ * count) through *tp, 0 just forward, -1 take the cold path (the real
+ * functions not found yet, or the thread's first event while tracing).
+ */
+static inline int hook_thread(struct hs_thread **tp)
+{
+	struct hs_thread *t;
+
+	if (unlikely(!real.free))
+		return -1;
+	if (atomic_load_explicit(&hs_g.state, memory_order_relaxed) != HS_ACTIVE)
+		return 0;
+	t = hs_tls_thread;
+	if (unlikely(!t))
+		return -1;
+	*tp = t;
+	return !t->internal;
+}
+
 static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
 {
 	hs_local_add(&t->calls[fn], 1);
@@ -443,13 +474,29 @@ __attribute__((noinline)) static void *malloc_recorded(struct hs_thread *t, size
 	return p;
 }
 
-HS_EXPORT void *malloc(size_t n)
+/* Before the real functions are found, and a thread's first event: out of line, so malloc needs no frame. */
+__attribute__((noinline, cold)) static void *malloc_cold(size_t n)
 {
 	struct hs_thread *t;
 
-	if (unlikely(!ensure_ready()))
+	if (!ensure_ready())
 		return boot_alloc(n);
-	if (unlikely((t = tracing_thread()) != NULL)) {
+	if ((t = tracing_thread()) != NULL) {
+		count(t, HS_FN_MALLOC, n);
+		if (!sample_skips(t, n))
+			return malloc_recorded(t, n);
+	}
+	return real.malloc(n);
+}
+
+HS_EXPORT HS_TAIL_HOOK void *malloc(size_t n)
+{
+	struct hs_thread *t = NULL;
+	int k = hook_thread(&t);
+
+	if (unlikely(k < 0))
+		return malloc_cold(n);
+	if (k) {
 		count(t, HS_FN_MALLOC, n);
 		if (!sample_skips(t, n))
 			return malloc_recorded(t, n);
@@ -466,15 +513,34 @@ __attribute__((noinline)) static void free_recorded(struct hs_thread *t, void *p
 	real.free(p);
 }
 
-HS_EXPORT void free(void *p)
+__attribute__((noinline, cold)) static void free_cold(void *p)
 {
 	struct hs_thread *t;
 
+	if (!ensure_ready())
+		return;
+	if (p && (t = tracing_thread()) != NULL) {
+		hs_local_add(&t->calls[HS_FN_FREE], 1);
+		if (!hs_g.cfg.sample_bytes || set_may_hold((uintptr_t)p)) {
+			free_recorded(t, p);
+			return;
+		}
+	}
+	real.free(p);
+}
+
+HS_EXPORT HS_TAIL_HOOK void free(void *p)
+{
+	struct hs_thread *t = NULL;
+	int k;
+
 	if (unlikely(is_boot(p)))
 		return;
-	if (unlikely(!ensure_ready()))
+	if (unlikely((k = hook_thread(&t)) < 0)) {
+		free_cold(p);
 		return;
-	if (p && unlikely((t = tracing_thread()) != NULL)) {
+	}
+	if (p && k) {
 		hs_local_add(&t->calls[HS_FN_FREE], 1);
 		if (!hs_g.cfg.sample_bytes || set_may_hold((uintptr_t)p)) {
 			free_recorded(t, p);
@@ -493,16 +559,31 @@ __attribute__((noinline)) static void *calloc_recorded(struct hs_thread *t, size
 	return p;
 }
 
-HS_EXPORT void *calloc(size_t n, size_t size)
+__attribute__((noinline, cold)) static void *calloc_cold(size_t n, size_t size)
 {
 	struct hs_thread *t;
 
-	if (unlikely(!ensure_ready())) {
+	if (!ensure_ready()) {
 		if (size && n > SIZE_MAX / size)
 			return NULL;
 		return boot_alloc(n * size); /* static memory is already zero */
 	}
-	if (unlikely((t = tracing_thread()) != NULL)) {
+	if ((t = tracing_thread()) != NULL) {
+		count(t, HS_FN_CALLOC, (uint64_t)n * size);
+		if (!(size && n > SIZE_MAX / size) && !sample_skips(t, n * size))
+			return calloc_recorded(t, n, size);
+	}
+	return real.calloc(n, size);
+}
+
+HS_EXPORT HS_TAIL_HOOK void *calloc(size_t n, size_t size)
+{
+	struct hs_thread *t = NULL;
+	int k = hook_thread(&t);
+
+	if (unlikely(k < 0))
+		return calloc_cold(n, size);
+	if (k) {
 		count(t, HS_FN_CALLOC, (uint64_t)n * size);
 		/* an overflowing n * size fails in the real calloc: never sampled */
 		if (!(size && n > SIZE_MAX / size) && !sample_skips(t, n * size))
