@@ -126,6 +126,14 @@ int hs_reader_next(struct hs_reader *r, struct hs_event *ev);
  */
 int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n);
 
+/*
+ * The latest event time in the file's last complete chunk, read alone:
+ * what a pass over the whole trace will almost surely find as its end,
+ * for analyses that need the end before their pass. Almost: an event can
+ * come late, so check against the pass. 0 or <0 (the file cannot be read).
+ */
+int hs_reader_end_hint(const char *path, uint64_t *end_ns);
+
 /* Message for the last error, or the last warning (e.g. truncation) when there was no error; "" if none. */
 const char *hs_reader_error(struct hs_reader *r);
 const char *hs_reader_warning(struct hs_reader *r);

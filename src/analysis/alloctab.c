@@ -1,4 +1,4 @@
-/* alloctab.c - the streaming pass that pairs allocations with frees into the allocation table */
+/* alloctab.c - the pass that pairs allocations with frees, into the allocation table or out to a sink as each fate is known */
 #define _DEFAULT_SOURCE /* madvise, strndup */
 #include "alloctab.h"
 
@@ -45,10 +45,27 @@ struct pass {
 	 * Blocks lately freed by realloc: its ALLOC names the old address and
 	 * comes soon after the FREE, but other threads' events may come between.
 	 */
-	struct { uint64_t ptr; uint32_t idx; } recent[8];
+	struct { uint64_t ptr, size; uint32_t idx; } recent[8];
 	unsigned recent_next;
 	struct hs_pending pend;         /* each thread's latest allocation (pending.h) */
 	uint32_t pend_idx[HS_PENDING];  /* its table index */
+
+	/*
+	 * Streaming (a sink): slots of the table are reused once their block's
+	 * fate went out, so the table holds only live blocks; per slot, the
+	 * allocation's sequence number and HS_ALLOC_* flags. Free slots are
+	 * taken in address order from a moving cursor, not last-freed first:
+	 * blocks freed together (a container's elements) are often allocated
+	 * and freed again in order, and their slots should stay in that order
+	 * for the cache, as in the table.
+	 */
+	hs_alloctab_sink sink;
+	void *sink_arg;
+	int sink_rc;
+	uint64_t *seq;
+	uint8_t *flags;
+	uint64_t *free_bits;                  /* bit per slot: free */
+	uint32_t nfree, slots, cursor;        /* slots: how many exist */
 };
 
 /* Appends one element to an array that doubles at powers of two. */
@@ -220,8 +237,80 @@ static inline uint32_t thread_index(struct pass *ps, uint32_t tid)
 	return m->idx;
 }
 
-static int append(struct hs_alloctab *t, uint32_t *idx)
+static int add_block(struct hs_alloctab *t)
 {
+	if (t->nblocks == t->blocks_cap) {
+		size_t cap = t->blocks_cap ? t->blocks_cap * 2 : 64;
+		struct hs_alloc **b = realloc(t->blocks, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		t->blocks = b;
+		t->blocks_cap = cap;
+	}
+	if (!(t->blocks[t->nblocks] = alloc_block()))
+		return -ENOMEM;
+	t->nblocks++;
+	return 0;
+}
+
+/* The first free slot at or after the cursor, wrapping once; there is one (nfree > 0). */
+static uint32_t next_free(struct pass *ps)
+{
+	uint32_t nwords = (ps->slots + 63) / 64, w = ps->cursor / 64;
+	uint64_t bits = ps->free_bits[w] & (~0ull << (ps->cursor % 64));
+
+	while (!bits) {
+		w = w + 1 < nwords ? w + 1 : 0;
+		bits = ps->free_bits[w];
+	}
+	return w * 64 + (uint32_t)__builtin_ctzll(bits);
+}
+
+/* Streaming: a free slot, and the allocation's sequence number beside it. */
+static int take_slot(struct pass *ps, uint32_t *idx)
+{
+	struct hs_alloctab *t = ps->t;
+	int rc;
+
+	/* reuse while a quarter of the slots is free, so the scan stays short; else grow */
+	if (ps->nfree && ps->nfree * 4 >= ps->slots) {
+		*idx = next_free(ps);
+		ps->free_bits[*idx / 64] &= ~(1ull << (*idx % 64));
+		ps->nfree--;
+		ps->cursor = *idx + 1 < ps->slots ? *idx + 1 : 0;
+	} else {
+		if (ps->slots >= UINT32_MAX - 1)
+			return -EOVERFLOW;
+		if ((ps->slots & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0) {
+			uint64_t cap = (uint64_t)(t->nblocks + 1) << HS_ALLOCTAB_SHIFT;
+			uint64_t *nseq, *nfb;
+			uint8_t *nfl;
+			if ((rc = add_block(t)) < 0)
+				return rc;
+			if (!(nseq = realloc(ps->seq, cap * sizeof(*nseq))))
+				return -ENOMEM;
+			ps->seq = nseq;
+			if (!(nfl = realloc(ps->flags, cap)))
+				return -ENOMEM;
+			ps->flags = nfl;
+			if (!(nfb = realloc(ps->free_bits, cap / 8)))
+				return -ENOMEM;
+			memset(nfb + (cap / 64 - (1u << HS_ALLOCTAB_SHIFT) / 64), 0, (1u << HS_ALLOCTAB_SHIFT) / 8);
+			ps->free_bits = nfb;
+		}
+		*idx = ps->slots++;
+	}
+	ps->seq[*idx] = t->n++;
+	ps->flags[*idx] = 0;
+	return 0;
+}
+
+static int append(struct pass *ps, uint32_t *idx)
+{
+	struct hs_alloctab *t = ps->t;
+
+	if (ps->sink)
+		return take_slot(ps, idx);
 	if (t->n >= UINT32_MAX - 1)
 		return -EOVERFLOW;
 	if ((t->n & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0) {
@@ -248,8 +337,10 @@ static uint64_t clamp_time(uint64_t ns)
 	return ns < HS_ALLOC_NEVER ? ns : HS_ALLOC_NEVER - 1;
 }
 
-static void retire(struct pass *ps, struct hs_alloc *a, uint64_t ns)
+/* The block of slot idx was freed at ns: its fate is known, and a sink gets it now. */
+static void retire(struct pass *ps, uint32_t idx, uint64_t ns)
 {
+	struct hs_alloc *a = hs_alloctab_at(ps->t, idx);
 	uint64_t size = hs_alloc_size(a);
 
 	a->f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
@@ -257,6 +348,13 @@ static void retire(struct pass *ps, struct hs_alloc *a, uint64_t ns)
 		ps->heap_est -= (double)size * hs_alloctab_weight(ps->t, size);
 	else
 		ps->heap -= size;
+	if (ps->sink) {
+		int rc = ps->sink(ps->sink_arg, a, ps->seq[idx], ps->flags[idx]);
+		if (rc < 0 && !ps->sink_rc)
+			ps->sink_rc = rc;
+		ps->free_bits[idx / 64] |= 1ull << (idx % 64);
+		ps->nfree++;
+	}
 }
 
 /* Fills a new table entry (f: the address while live, or the free time) and counts it into the heap. */
@@ -296,7 +394,7 @@ static int index_put(struct pass *ps, uint64_t ptr, uint32_t idx, uint64_t ns)
 		return rc;
 	slot = index_find(&ps->live, t, ptr, hash);
 	if (ps->live.slots[slot].idx != EMPTY)
-		retire(ps, hs_alloctab_at(t, ps->live.slots[slot].idx), ns);
+		retire(ps, ps->live.slots[slot].idx, ns);
 	else
 		ps->live.used++;
 	ps->live.slots[slot] = (struct slot){ .idx = idx, .hash = hash };
@@ -329,13 +427,15 @@ static void settle_address(struct pass *ps, uint64_t ptr, uint64_t ns)
 
 	if (k >= 0) {
 		hs_pending_clear(&ps->pend, (unsigned)k);
-		retire(ps, hs_alloctab_at(ps->t, ps->pend_idx[k]), ns);
+		retire(ps, ps->pend_idx[k], ns);
 	}
 	if (ps->live.slots[home(&ps->live, hash_of(ptr))].idx != EMPTY) {
 		size_t slot = index_find(&ps->live, ps->t, ptr, hash_of(ptr));
 		if (ps->live.slots[slot].idx != EMPTY) {
-			retire(ps, hs_alloctab_at(ps->t, ps->live.slots[slot].idx), ns);
+			uint32_t idx = ps->live.slots[slot].idx;
+			/* out of the set first: a sink's slot may be handed out again at once */
 			index_remove(&ps->live, slot);
+			retire(ps, idx, ns);
 		}
 	}
 }
@@ -344,7 +444,8 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_alloctab *t = ps->t;
 	uint32_t idx, tidx;
-	unsigned k;
+	uint64_t old_size = 0;
+	unsigned k, link = 0;
 	int rc;
 
 	if (is_realloc(ev->fn) && ev->old_ptr) {
@@ -357,24 +458,32 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 		slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
 		if (ev->old_ptr == ev->ptr && ps->live.slots[slot].idx != EMPTY) {
 			ln.from = ps->live.slots[slot].idx;   /* grown in place: no FREE was written */
+			old_size = hs_alloc_size(hs_alloctab_at(t, ln.from));
 		} else {
 			for (unsigned j = 0; j < 8; j++)
 				if (ps->recent[j].ptr == ev->old_ptr) {
 					ln.from = ps->recent[j].idx;
+					old_size = ps->recent[j].size;
 					ps->recent[j].ptr = 0;
 					break;
 				}
 		}
-		if (ln.from != EMPTY && (rc = push(&t->links, &t->nlinks, sizeof(ln), &ln)) < 0)
-			return rc;
+		if (ln.from != EMPTY) {
+			if (ps->sink)
+				link = HS_ALLOC_CONT | (ev->size > old_size ? HS_ALLOC_GROWN : 0);
+			else if ((rc = push(&t->links, &t->nlinks, sizeof(ln), &ln)) < 0)
+				return rc;
+		}
 	}
 	settle_address(ps, ev->ptr, ev->time_ns);
 	tidx = thread_index(ps, ev->tid);
 	k = tidx % HS_PENDING;
 	if (hs_pending_taken(&ps->pend, k) && (rc = pending_flush(ps, k)) < 0)
 		return rc;
-	if ((rc = append(t, &idx)) < 0)
+	if ((rc = append(ps, &idx)) < 0)
 		return rc;
+	if (ps->sink)
+		ps->flags[idx] = (uint8_t)link;
 	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK);
 	hs_pending_set(&ps->pend, k, ev->ptr);
 	ps->pend_idx[k] = idx;
@@ -388,15 +497,26 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
  */
 static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
 {
-	struct hs_alloc *a;
+	struct hs_alloc *a, one;
 	uint32_t idx;
 	int rc;
 
-	if ((rc = append(ps->t, &idx)) < 0)
+	if (ps->sink) {
+		/* its fate is known already: straight to the sink, no slot */
+		fill(ps, &one, ev, clamp_time(fr->time_ns));
+		if (ps->t->sample_bytes)
+			ps->heap_est -= (double)ev->size * hs_alloctab_weight(ps->t, ev->size);
+		else
+			ps->heap -= ev->size;
+		if ((rc = ps->sink(ps->sink_arg, &one, ps->t->n++, 0)) < 0 && !ps->sink_rc)
+			ps->sink_rc = rc;
+		return 0;
+	}
+	if ((rc = append(ps, &idx)) < 0)
 		return rc;
 	a = hs_alloctab_at(ps->t, idx);
 	fill(ps, a, ev, clamp_time(fr->time_ns));
-	retire(ps, a, fr->time_ns);
+	retire(ps, idx, fr->time_ns);
 	return 0;
 }
 
@@ -433,14 +553,15 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	}
 	if (is_realloc(ev->fn) && ev->ptr) {
 		ps->recent[ps->recent_next].ptr = ev->ptr;
+		ps->recent[ps->recent_next].size = hs_alloc_size(a);
 		ps->recent[ps->recent_next].idx = idx;
 		ps->recent_next = (ps->recent_next + 1) & 7;
 	}
-	retire(ps, a, ev->time_ns);
 	if (k >= 0)
 		hs_pending_clear(&ps->pend, (unsigned)k);
 	else
 		index_remove(&ps->live, slot);
+	retire(ps, idx, ev->time_ns);
 }
 
 static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
@@ -470,9 +591,10 @@ static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
 		__asm__ volatile("prefetcht0 %0" : : "m"(ps->live.slots[home(&ps->live, hash_of(ev->ptr))]));
 }
 
-int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
+static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
 {
-	struct pass ps = { .t = t };
+	struct pass ps = *ps_;
+	struct hs_alloctab *t = ps.t;
 	struct hs_event *batch = NULL;
 	int rc, n;
 
@@ -511,6 +633,10 @@ int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_pro
 				goto out;
 			}
 		}
+		if (ps.sink_rc < 0) {
+			rc = ps.sink_rc;
+			goto out;
+		}
 		t->events += (uint64_t)n;
 		if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
 			progress(arg, hs_reader_offset(r));
@@ -520,12 +646,38 @@ int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_pro
 	if (rc == 0)
 		for (size_t i = 0; i < (size_t)1 << ps.live.bits; i++)
 			if (ps.live.slots[i].idx != EMPTY) {
-				struct hs_alloc *a = hs_alloctab_at(t, ps.live.slots[i].idx);
+				uint32_t idx = ps.live.slots[i].idx;
+				struct hs_alloc *a = hs_alloctab_at(t, idx);
 				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
+				if (ps.sink && (rc = ps.sink(ps.sink_arg, a, ps.seq[idx], ps.flags[idx])) < 0)
+					break;
 			}
 out:
 	free(ps.live.slots);
 	free(batch);
+	free(ps.seq);
+	free(ps.flags);
+	free(ps.free_bits);
+	return rc;
+}
+
+int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
+{
+	struct pass ps = { .t = t };
+
+	return run(&ps, r, progress, arg);
+}
+
+int hs_alloctab_stream(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sink sink, void *sink_arg,
+		       hs_alloctab_progress progress, void *arg)
+{
+	struct pass ps = { .t = t, .sink = sink, .sink_arg = sink_arg };
+	int rc = run(&ps, r, progress, arg);
+
+	/* the slots are no table: nobody may read them as one */
+	for (size_t i = 0; i < t->nblocks; i++)
+		munmap(t->blocks[i], sizeof(struct hs_alloc) << HS_ALLOCTAB_SHIFT);
+	t->nblocks = 0;
 	return rc;
 }
 

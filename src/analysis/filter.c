@@ -257,6 +257,24 @@ int hs_filter_parse(struct hs_filter *f, int argc, char **argv, int *i)
 	return 0;
 }
 
+int hs_filter_streamable(const struct hs_filter *f)
+{
+	if (f->ntids)
+		return 0;
+	for (int k = 0; k < HS_FT_COUNT; k++)
+		if ((f->have_time & 1u << k) && f->time[k].anchor == HS_TIME_PEAK)
+			return 0;
+	return 1;
+}
+
+void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns)
+{
+	for (int k = 0; k < HS_FT_COUNT; k++)
+		if (f->have_time & 1u << k)
+			f->t[k] = hs_timespec_resolve(&f->time[k], end_ns, 0);
+	f->empty = f->leaked && f->temporary;
+}
+
 int hs_filter_prepare(struct hs_filter *f, const struct hs_alloctab *t, struct hs_stacks *st)
 {
 	for (int k = 0; k < HS_FT_COUNT; k++)

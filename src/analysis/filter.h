@@ -78,6 +78,15 @@ int hs_filter_parse(struct hs_filter *f, int argc, char **argv, int *i);
 /* Resolves times against the loaded trace; st must have been made with f->hide. */
 int hs_filter_prepare(struct hs_filter *f, const struct hs_alloctab *t, struct hs_stacks *st);
 
+/*
+ * 1 when a streaming pass can apply the filter with only the run's end
+ * known beforehand: no thread condition (thread indexes come from the
+ * pass) and no time relative to the peak (only a pass finds it).
+ */
+int hs_filter_streamable(const struct hs_filter *f);
+/* For such a pass: times resolved against end_ns; the stack conditions wait for hs_filter_prepare. */
+void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns);
+
 /* Stack conditions alone (through, not-through, alloc-site), memoized per stack id. */
 int hs_filter_stack(struct hs_filter *f, uint32_t stack);
 

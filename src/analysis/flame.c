@@ -162,10 +162,52 @@ static int insert(struct hs_flame *fl, struct hs_stacks *st, uint32_t folded, do
 	return 0;
 }
 
+/* Room for folded id k in fl->w and fl->c. */
+static int reserve(struct hs_flame *fl, uint32_t k)
+{
+	uint32_t cap = fl->nw ? fl->nw : 1024;
+	double *nw, *nc;
+
+	if (k < fl->nw)
+		return 0;
+	while (cap <= k)
+		cap *= 2;
+	if (!(nw = realloc(fl->w, cap * sizeof(*nw))))
+		return -ENOMEM;
+	fl->w = nw;
+	if (!(nc = realloc(fl->c, cap * sizeof(*nc))))
+		return -ENOMEM;
+	fl->c = nc;
+	memset(nw + fl->nw, 0, (cap - fl->nw) * sizeof(*nw));
+	memset(nc + fl->nw, 0, (cap - fl->nw) * sizeof(*nc));
+	fl->nw = cap;
+	return 0;
+}
+
+/* The merged tree of the folded weights. */
+static int tree(struct hs_flame *fl, struct hs_stacks *st)
+{
+	uint32_t root;
+	int rc;
+
+	fl->nodes_cap = 1024;
+	if (!(fl->nodes = calloc(fl->nodes_cap, sizeof(*fl->nodes))))
+		return -ENOMEM;
+	if ((rc = intern_name(fl, "all", &root)) < 0)
+		return rc;
+	fl->nodes[0].name = root;
+	fl->nodes[0].parent = EMPTY;   /* so that no frame named "all" can merge into the root */
+	fl->nnodes = 1;
+	for (uint32_t k = 0; k < fl->nw; k++)
+		if (fl->c[k] > 0 && (rc = insert(fl, st, k, fl->w[k], fl->c[k])) < 0)
+			return rc;
+	return 0;
+}
+
 int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		   enum hs_flame_weight weight, uint64_t at_ns, int down)
 {
-	uint32_t root, last_stack = UINT32_MAX, last_k = 0;
+	uint32_t last_stack = UINT32_MAX, last_k = 0;
 	int rc = 0, all = hs_filter_passes_all(f);
 
 	memset(fl, 0, sizeof(*fl));
@@ -193,45 +235,118 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 			last_k = hs_stacks_folded(st, a->stack);
 		}
 		k = last_k;
-		if (k >= fl->nw) {
-			uint32_t cap = fl->nw ? fl->nw : 1024;
-			double *nw, *nc;
-			while (cap <= k)
-				cap *= 2;
-			if (!(nw = realloc(fl->w, cap * sizeof(*nw)))) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			fl->w = nw;
-			if (!(nc = realloc(fl->c, cap * sizeof(*nc)))) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			fl->c = nc;
-			memset(nw + fl->nw, 0, (cap - fl->nw) * sizeof(*nw));
-			memset(nc + fl->nw, 0, (cap - fl->nw) * sizeof(*nc));
-			fl->nw = cap;
-		}
+		if ((rc = reserve(fl, k)) < 0)
+			goto out;
 		fl->w[k] += w;
 		fl->c[k] += c;
 		fl->total += w;
 		fl->count += c;
 	}
-	fl->nodes_cap = 1024;
-	if (!(fl->nodes = calloc(fl->nodes_cap, sizeof(*fl->nodes)))) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if ((rc = intern_name(fl, "all", &root)) < 0)
-		goto out;
-	fl->nodes[0].name = root;
-	fl->nodes[0].parent = EMPTY;   /* so that no frame named "all" can merge into the root */
-	fl->nnodes = 1;
-	for (uint32_t k = 0; k < fl->nw; k++)
-		if (fl->c[k] > 0 && (rc = insert(fl, st, k, fl->w[k], fl->c[k])) < 0)
-			goto out;
+	rc = tree(fl, st);
 out:
 	return rc;
+}
+
+/* Streaming: weights per stack id as the fates come (stacks are known only after the pass), folded at the end. */
+struct hs_flame_stream {
+	struct hs_filter *f;
+	struct hs_alloctab t;   /* end_ns and sample_bytes, for the filter and the weights */
+	int all;
+	enum hs_flame_weight weight;
+	uint64_t at_ns;
+	double *w, *c;          /* by stack id */
+	uint32_t n;
+};
+
+int hs_flame_stream_begin(struct hs_flame_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
+			  enum hs_flame_weight weight, uint64_t at_ns)
+{
+	struct hs_flame_stream *fs = calloc(1, sizeof(*fs));
+
+	*out = fs;
+	if (!fs)
+		return -ENOMEM;
+	fs->f = f;
+	fs->t.end_ns = end_ns;
+	fs->t.sample_bytes = sample_bytes;
+	fs->weight = weight;
+	fs->at_ns = at_ns;
+	hs_filter_prepare_stream(f, end_ns);
+	fs->all = hs_filter_passes_all(f);
+	return 0;
+}
+
+int hs_flame_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags)
+{
+	struct hs_flame_stream *fs = arg;
+	uint64_t size;
+	double w, c;
+
+	(void)seq;
+	(void)flags;
+	if (!fs->all && !hs_filter_match(fs->f, &fs->t, a))
+		return 0;
+	if (fs->weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
+		return 0;
+	if (fs->weight == HS_WEIGHT_LIVE && (hs_alloc_time(a) > fs->at_ns || hs_alloc_free_time(a) <= fs->at_ns))
+		return 0;
+	if (a->stack >= fs->n) {
+		uint32_t cap = fs->n ? fs->n : 1024;
+		double *nw, *nc;
+		while (cap <= a->stack)
+			cap *= 2;
+		if (!(nw = realloc(fs->w, cap * sizeof(*nw))))
+			return -ENOMEM;
+		fs->w = nw;
+		if (!(nc = realloc(fs->c, cap * sizeof(*nc))))
+			return -ENOMEM;
+		fs->c = nc;
+		memset(nw + fs->n, 0, (cap - fs->n) * sizeof(*nw));
+		memset(nc + fs->n, 0, (cap - fs->n) * sizeof(*nc));
+		fs->n = cap;
+	}
+	size = hs_alloc_size(a);
+	w = c = fs->t.sample_bytes ? hs_alloctab_weight(&fs->t, size) : 1.0;
+	if (fs->weight != HS_WEIGHT_COUNT)
+		w *= (double)size;
+	fs->w[a->stack] += w;
+	fs->c[a->stack] += c;
+	return 0;
+}
+
+int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
+			   struct hs_stacks *st, int down)
+{
+	int rc;
+
+	memset(fl, 0, sizeof(*fl));
+	fl->weight = fs->weight;
+	fl->down = down;
+	fl->at_ns = fs->at_ns;
+	if ((rc = hs_filter_prepare(fs->f, t, st)) < 0)
+		return rc;
+	for (uint32_t id = 0; id < fs->n; id++) {
+		uint32_t k;
+		if (fs->c[id] <= 0 || (fs->f->stack_ok && !hs_filter_stack(fs->f, id)))
+			continue;
+		k = hs_stacks_folded(st, id);
+		if ((rc = reserve(fl, k)) < 0)
+			return rc;
+		fl->w[k] += fs->w[id];
+		fl->c[k] += fs->c[id];
+		fl->total += fs->w[id];
+		fl->count += fs->c[id];
+	}
+	return tree(fl, st);
+}
+
+void hs_flame_stream_free(struct hs_flame_stream *fs)
+{
+	if (!fs)
+		return;
+	free(fs->w);
+	free(fs->c);
+	free(fs);
 }
 
 void hs_flame_free(struct hs_flame *fl)

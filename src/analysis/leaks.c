@@ -31,10 +31,49 @@ static int grow(struct hs_leaks_site **sites, uint32_t *cap, uint32_t key)
 	return 0;
 }
 
-static unsigned bucket(uint64_t ns, uint64_t end)
+/*
+ * Bucket b holds the times ns with floor(ns * BUCKETS / end) = b (the last
+ * one also what comes after the end). A float product finds it, the exact
+ * edges correct it: no division per allocation, and the same answer at an
+ * edge on every path.
+ */
+struct buckets {
+	double scale;
+	uint64_t edge[HS_LEAKS_BUCKETS + 1];   /* edge[b]: first time of bucket b */
+};
+
+static void buckets_init(struct buckets *bk, uint64_t end)
 {
-	unsigned b = end ? (unsigned)((double)ns * HS_LEAKS_BUCKETS / (double)end) : 0;
-	return b < HS_LEAKS_BUCKETS ? b : HS_LEAKS_BUCKETS - 1;
+	bk->scale = end ? (double)HS_LEAKS_BUCKETS / (double)end : 0;
+	for (unsigned b = 0; b <= HS_LEAKS_BUCKETS; b++)
+		bk->edge[b] = end ? ((unsigned __int128)b * end + HS_LEAKS_BUCKETS - 1) / HS_LEAKS_BUCKETS : 0;
+	if (!end)
+		bk->edge[HS_LEAKS_BUCKETS] = UINT64_MAX;
+}
+
+static inline unsigned bucket(const struct buckets *bk, uint64_t ns)
+{
+	double x = (double)ns * bk->scale;
+	unsigned b = x < HS_LEAKS_BUCKETS - 1 ? (unsigned)x : HS_LEAKS_BUCKETS - 1;
+
+	while (b > 0 && ns < bk->edge[b])
+		b--;
+	while (b < HS_LEAKS_BUCKETS - 1 && ns >= bk->edge[b + 1])
+		b++;
+	return b;
+}
+
+/* A block's live bytes into a difference array; none when it came and went within one bucket. */
+static inline void span(const struct buckets *bk, double *d, uint64_t t0, uint64_t t1, double b)
+{
+	unsigned b0 = bucket(bk, t0);
+
+	if (t1 == HS_ALLOC_NEVER) {
+		d[b0] += b;
+	} else if (b0 < HS_LEAKS_BUCKETS - 1 && t1 >= bk->edge[b0 + 1]) {
+		d[b0] += b;
+		d[bucket(bk, t1)] -= b;
+	}
 }
 
 /* Walks the filtered allocations in table order; realloc links are in that order too. */
@@ -69,8 +108,10 @@ static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs
 		t1 = hs_alloc_free_time(a);
 		w = hs_alloctab_weight(t, size);
 		b = w * (double)size;
-		if (s->calls == 0)
+		if (s->calls == 0) {
 			s->stack = a->stack;
+			s->first = i;
+		}
 		s->calls += w;
 		s->bytes += b;
 		if (t1 == HS_ALLOC_NEVER) {
@@ -96,6 +137,27 @@ static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs
 	return 0;
 }
 
+/* A site's live bytes per bucket from its difference array, and the shape figures the verdicts read. */
+static void series(struct hs_leaks_site *s, const double *diff)
+{
+	double live = 0, top = 0;
+
+	for (unsigned b = 0; b < HS_LEAKS_BUCKETS; b++) {
+		live += diff[b];
+		s->live[b] = (float)(live > 0 ? live : 0);
+		if (b < HS_LEAKS_BUCKETS - 1 && s->live[b] > top)
+			top = s->live[b];
+	}
+	/* the last bucket is left out: exit cleanup would hide a growth that lasted until then */
+	for (unsigned b = 0; b < HS_LEAKS_BUCKETS - 1; b++)
+		if (s->live[b] >= 0.9 * top) {
+			s->plateau = (double)(b + 1) / HS_LEAKS_BUCKETS;
+			break;
+		}
+	if (top > 0 && s->live[HS_LEAKS_BUCKETS - 2] > s->live[HS_LEAKS_BUCKETS / 2 - 1])
+		s->growth = (s->live[HS_LEAKS_BUCKETS - 2] - s->live[HS_LEAKS_BUCKETS / 2 - 1]) / top;
+}
+
 /* Live bytes per bucket of the sites that kept something: one difference array per such site. */
 static int fill_series(const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		       struct hs_leaks_site *sites, uint32_t cap)
@@ -103,7 +165,9 @@ static int fill_series(const struct hs_alloctab *t, struct hs_filter *f, struct 
 	uint32_t *slot = NULL, nseries = 0, last_stack = UINT32_MAX, key = 0;
 	double *diff = NULL;
 	int all = hs_filter_passes_all(f), rc = 0;
+	struct buckets bk;
 
+	buckets_init(&bk, t->end_ns);
 	if (!(slot = malloc((size_t)(cap ? cap : 1) * sizeof(*slot)))) {
 		rc = -ENOMEM;
 		goto out;
@@ -127,30 +191,11 @@ static int fill_series(const struct hs_alloctab *t, struct hs_filter *f, struct 
 			continue;
 		d = &diff[(size_t)slot[key] * HS_LEAKS_BUCKETS];
 		b = hs_alloctab_weight(t, hs_alloc_size(a)) * (double)hs_alloc_size(a);
-		d[bucket(hs_alloc_time(a), t->end_ns)] += b;
-		if (!hs_alloc_leaked(a))
-			d[bucket(hs_alloc_free_time(a), t->end_ns)] -= b;
+		span(&bk, d, hs_alloc_time(a), hs_alloc_free_time(a), b);
 	}
-	for (uint32_t k = 0; k < cap; k++) {
-		struct hs_leaks_site *s = &sites[k];
-		double live = 0, top = 0;
-		if (slot[k] == NO_SERIES)
-			continue;
-		for (unsigned b = 0; b < HS_LEAKS_BUCKETS; b++) {
-			live += diff[(size_t)slot[k] * HS_LEAKS_BUCKETS + b];
-			s->live[b] = (float)(live > 0 ? live : 0);
-			if (b < HS_LEAKS_BUCKETS - 1 && s->live[b] > top)
-				top = s->live[b];
-		}
-		/* the last bucket is left out: exit cleanup would hide a growth that lasted until then */
-		for (unsigned b = 0; b < HS_LEAKS_BUCKETS - 1; b++)
-			if (s->live[b] >= 0.9 * top) {
-				s->plateau = (double)(b + 1) / HS_LEAKS_BUCKETS;
-				break;
-			}
-		if (top > 0 && s->live[HS_LEAKS_BUCKETS - 2] > s->live[HS_LEAKS_BUCKETS / 2 - 1])
-			s->growth = (s->live[HS_LEAKS_BUCKETS - 2] - s->live[HS_LEAKS_BUCKETS / 2 - 1]) / top;
-	}
+	for (uint32_t k = 0; k < cap; k++)
+		if (slot[k] != NO_SERIES)
+			series(&sites[k], &diff[(size_t)slot[k] * HS_LEAKS_BUCKETS]);
 out:
 	free(diff);
 	free(slot);
@@ -182,18 +227,33 @@ static int cmp(const void *pa, const void *pb)
 		return a->kept_bytes < b->kept_bytes ? 1 : -1;
 	if (a->bytes != b->bytes)
 		return a->bytes < b->bytes ? 1 : -1;
-	return a->key < b->key ? -1 : a->key > b->key;
+	/* not the key: keys are numbered in whatever order a pass met them */
+	return a->first < b->first ? -1 : a->first > b->first;
 }
+
+static void judge(struct hs_leaks *lk, struct hs_leaks_site *sites, uint32_t cap);
 
 int hs_leaks_build(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st)
 {
 	struct hs_leaks_site *sites = NULL;
-	uint32_t cap = 0, n = 0;
+	uint32_t cap = 0;
 	int rc;
 
 	memset(lk, 0, sizeof(*lk));
 	if ((rc = sum_sites(lk, t, f, st, &sites, &cap)) < 0 || (rc = fill_series(t, f, st, sites, cap)) < 0)
 		goto out;
+	judge(lk, sites, cap);
+	sites = NULL;
+out:
+	free(sites);
+	return rc;
+}
+
+/* Verdicts and scores, then the sites ranked; takes sites over into lk. */
+static void judge(struct hs_leaks *lk, struct hs_leaks_site *sites, uint32_t cap)
+{
+	uint32_t n = 0;
+
 	for (uint32_t k = 0; k < cap; k++) {
 		struct hs_leaks_site *s = &sites[k];
 		if (s->calls <= 0)
@@ -209,14 +269,183 @@ int hs_leaks_build(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_f
 		qsort(sites, n, sizeof(*sites), cmp);
 	lk->sites = sites;
 	lk->nsites = n;
-	sites = NULL;
-out:
-	free(sites);
-	return rc;
 }
 
 void hs_leaks_free(struct hs_leaks *lk)
 {
 	free(lk->sites);
 	memset(lk, 0, sizeof(*lk));
+}
+
+/*
+ * Streaming: the figures of sum_sites and the difference arrays of
+ * fill_series are kept per stack id as the fates come (stacks are not
+ * known before the pass ends), then merged per key.
+ */
+struct per_stack {
+	struct hs_leaks_site s;   /* key unused; first: smallest sequence number */
+	uint64_t records;
+	double diff[HS_LEAKS_BUCKETS];
+};
+
+struct hs_leaks_stream {
+	struct hs_filter *f;
+	struct hs_alloctab t;     /* end_ns and sample_bytes, for the filter and the weights */
+	int all;
+	uint64_t late, min_life;
+	struct buckets bk;
+	struct per_stack **stacks;
+	uint32_t nstacks;
+};
+
+int hs_leaks_stream_begin(struct hs_leaks_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes)
+{
+	struct hs_leaks_stream *ls = calloc(1, sizeof(*ls));
+
+	*out = ls;
+	if (!ls)
+		return -ENOMEM;
+	ls->f = f;
+	ls->t.end_ns = end_ns;
+	ls->t.sample_bytes = sample_bytes;
+	hs_filter_prepare_stream(f, end_ns);
+	ls->all = hs_filter_passes_all(f);
+	ls->late = end_ns - end_ns / 50;
+	ls->min_life = end_ns / 50;
+	buckets_init(&ls->bk, end_ns);
+	return 0;
+}
+
+int hs_leaks_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags)
+{
+	struct hs_leaks_stream *ls = arg;
+	struct per_stack *p;
+	struct hs_leaks_site *s;
+	uint64_t size, t1;
+	double w, b;
+
+	if (!ls->all && !hs_filter_match(ls->f, &ls->t, a))
+		return 0;
+	if (a->stack >= ls->nstacks) {
+		uint32_t cap = ls->nstacks ? ls->nstacks : 1024;
+		struct per_stack **n;
+		while (cap <= a->stack)
+			cap *= 2;
+		if (!(n = realloc(ls->stacks, cap * sizeof(*n))))
+			return -ENOMEM;
+		memset(n + ls->nstacks, 0, (cap - ls->nstacks) * sizeof(*n));
+		ls->stacks = n;
+		ls->nstacks = cap;
+	}
+	if (!(p = ls->stacks[a->stack])) {
+		if (!(p = ls->stacks[a->stack] = calloc(1, sizeof(*p))))
+			return -ENOMEM;
+		p->s.stack = a->stack;
+		p->s.first = seq;
+	}
+	s = &p->s;
+	size = hs_alloc_size(a);
+	t1 = hs_alloc_free_time(a);
+	w = hs_alloctab_weight(&ls->t, size);
+	b = w * (double)size;
+	if (seq < s->first)
+		s->first = seq;
+	s->calls += w;
+	s->bytes += b;
+	if (t1 == HS_ALLOC_NEVER) {
+		s->leaked_count += w;
+		s->leaked_bytes += b;
+	} else if (t1 >= ls->late) {
+		s->freed_end_count += w;
+		s->freed_end_bytes += b;
+	}
+	if (t1 == HS_ALLOC_NEVER || (t1 >= ls->late && hs_alloc_lifetime(a, ls->t.end_ns) >= ls->min_life)) {
+		s->kept_count += w;
+		s->kept_bytes += b;
+		if (flags & HS_ALLOC_CONT)
+			s->chain_ends_kept += w;
+	}
+	if (flags & HS_ALLOC_CONT) {
+		s->reallocs += w;
+		if (flags & HS_ALLOC_GROWN)
+			s->reallocs_grown += w;
+	}
+	p->records++;
+	span(&ls->bk, p->diff, hs_alloc_time(a), t1, b);
+	return 0;
+}
+
+int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, const struct hs_alloctab *t,
+			   struct hs_stacks *st)
+{
+	struct hs_leaks_site *sites = NULL;
+	double *diff = NULL;
+	uint32_t cap = 0;
+	int rc;
+
+	memset(lk, 0, sizeof(*lk));
+	ls->t = *t;
+	ls->t.blocks = NULL;
+	if ((rc = hs_filter_prepare(ls->f, t, st)) < 0)
+		goto out;
+	for (uint32_t id = 0; id < ls->nstacks; id++) {
+		struct per_stack *p = ls->stacks[id];
+		struct hs_leaks_site *s, *q;
+		uint32_t key;
+		if (!p || (ls->f->stack_ok && !hs_filter_stack(ls->f, id)))
+			continue;
+		key = hs_stacks_key(st, id);
+		if (key >= cap) {
+			uint32_t ocap = cap;
+			double *nd;
+			if ((rc = grow(&sites, &cap, key)) < 0)
+				goto out;
+			if (!(nd = realloc(diff, (size_t)cap * HS_LEAKS_BUCKETS * sizeof(*nd)))) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			diff = nd;
+			memset(diff + (size_t)ocap * HS_LEAKS_BUCKETS, 0,
+			       (size_t)(cap - ocap) * HS_LEAKS_BUCKETS * sizeof(*diff));
+		}
+		s = &sites[key];
+		q = &p->s;
+		if (s->calls == 0 || q->first < s->first) {
+			s->stack = q->stack;
+			s->first = q->first;
+		}
+		s->calls += q->calls;
+		s->bytes += q->bytes;
+		s->leaked_count += q->leaked_count;
+		s->leaked_bytes += q->leaked_bytes;
+		s->freed_end_count += q->freed_end_count;
+		s->freed_end_bytes += q->freed_end_bytes;
+		s->kept_count += q->kept_count;
+		s->kept_bytes += q->kept_bytes;
+		s->reallocs += q->reallocs;
+		s->reallocs_grown += q->reallocs_grown;
+		s->chain_ends_kept += q->chain_ends_kept;
+		lk->records += p->records;
+		for (unsigned b = 0; b < HS_LEAKS_BUCKETS; b++)
+			diff[(size_t)key * HS_LEAKS_BUCKETS + b] += p->diff[b];
+	}
+	for (uint32_t k = 0; k < cap; k++)
+		if (sites[k].kept_count > 0)
+			series(&sites[k], &diff[(size_t)k * HS_LEAKS_BUCKETS]);
+	judge(lk, sites, cap);
+	sites = NULL;
+out:
+	free(sites);
+	free(diff);
+	return rc;
+}
+
+void hs_leaks_stream_free(struct hs_leaks_stream *ls)
+{
+	if (!ls)
+		return;
+	for (uint32_t i = 0; i < ls->nstacks; i++)
+		free(ls->stacks[i]);
+	free(ls->stacks);
+	free(ls);
 }

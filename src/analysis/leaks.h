@@ -28,7 +28,8 @@ extern const char *const hs_leaks_verdict_names[HS_LEAK_VERDICTS];
 /* Figures are unbiased estimates in sampled mode. */
 struct hs_leaks_site {
 	uint32_t key;                 /* hs_stacks key */
-	uint32_t stack;               /* one stack of the site, for its backtrace */
+	uint32_t stack;               /* the stack of the site's first allocation, for its backtrace */
+	uint64_t first;               /* internal: that allocation's sequence number (ties sort by it) */
 	enum hs_leaks_verdict verdict;
 	double score;
 	double calls, bytes;
@@ -54,5 +55,18 @@ struct hs_leaks {
 /* Sums the filtered allocations per hs_stacks_key() and gives each group its verdict. */
 int hs_leaks_build(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st);
 void hs_leaks_free(struct hs_leaks *lk);
+
+/*
+ * The same figures from one streaming pass, with no table: begin with the
+ * run's end (hs_reader_end_hint), hand hs_leaks_sink to hs_alloctab_stream,
+ * then finish with the stacks (t: the pass's table, for the trace's facts).
+ * The filter must be hs_filter_streamable; it is prepared here.
+ */
+struct hs_leaks_stream;
+int hs_leaks_stream_begin(struct hs_leaks_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes);
+int hs_leaks_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags);
+int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, const struct hs_alloctab *t,
+			   struct hs_stacks *st);
+void hs_leaks_stream_free(struct hs_leaks_stream *ls);
 
 #endif

@@ -41,6 +41,26 @@ struct hs_cli_trace {
 int hs_cli_trace_open(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by);
 void hs_cli_trace_close(struct hs_cli_trace *t);
 
+/*
+ * Commands whose question one look at each allocation answers stream over
+ * the trace instead of loading its table (memory follows the live set):
+ * when the filter allows it, unless HEAPSCOPE_STREAM=off (tests compare
+ * both ways; HEAPSCOPE_STREAM=must makes a fallback an error). begin gets the run's end before the pass and gives
+ * the sink's argument.
+ */
+struct hs_cli_sink {
+	int (*begin)(void *ctx, uint64_t end_ns, uint64_t sample_bytes, void **sink_arg);
+	hs_alloctab_sink sink;
+	void *ctx;                    /* begin's */
+};
+int hs_cli_can_stream(const struct hs_filter *f);
+/*
+ * 0: streamed, t->r, t->tab (no table) and t->st ready; 1 after printing
+ * why not; 2: the run's end was not the one given to begin (an event came
+ * late) or could not be read first: close t and load the table instead.
+ */
+int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by, const struct hs_cli_sink *sk);
+
 /* Option values: a count in 0..1e9, or one of names; 0, or -1 when the value is bad. */
 int hs_cli_int(const char *s, int *out);
 int hs_cli_pick(const char *val, const char *const *names, int n, int *out);

@@ -56,15 +56,33 @@ static int take(void *arg, const char *opt, const char *v)
 	return 0;
 }
 
+struct stream {
+	struct hs_flame_stream *fs;
+	struct hs_filter *f;
+	enum hs_flame_weight weight;
+	const struct hs_timespec *at;
+	uint64_t at_ns;
+};
+
+static int stream_begin(void *ctx, uint64_t end_ns, uint64_t sample_bytes, void **sink_arg)
+{
+	struct stream *sm = ctx;
+	int rc;
+
+	sm->at_ns = hs_timespec_resolve(sm->at, end_ns, 0);
+	rc = hs_flame_stream_begin(&sm->fs, sm->f, end_ns, sample_bytes, sm->weight, sm->at_ns);
+	*sink_arg = sm->fs;
+	return rc;
+}
+
 int hs_cmd_flame(int argc, char **argv)
 {
 	static const char *const flags[] = { "--folded", NULL };
 	static const char *const valued[] = { "-o", "--weight", "--at", "--direction", NULL };
 	struct opts o = { .at_spec = { .anchor = HS_TIME_PEAK }, .down = 1, .weight = -1 };
 	const char *path = NULL, *out_path, *at;
-	struct hs_reader *r = NULL;
-	struct hs_alloctab tab = { 0 };
-	struct hs_stacks st = { 0 };
+	struct hs_cli_trace tr = { 0 };
+	struct stream sm = { 0 };
 	struct hs_filter f;
 	struct hs_cli_args args = { .cmd = "flame", .usage = usage, .f = &f, .flags = flags, .valued = valued,
 				    .take = take, .ctx = &o, .want = 1 };
@@ -95,19 +113,33 @@ int hs_cmd_flame(int argc, char **argv)
 		rc = hs_die("flame needs '-o OUT.svg' (or --folded to write folded stacks to stdout)");
 		goto out;
 	}
-	if ((rc = hs_cli_load(&r, &tab, path)) != 0)
-		goto out;
-	if (hs_stacks_init(&st, r, f.hide, f.nhide, !f.no_default_hide, HS_BY_BACKTRACE) < 0 ||
-	    hs_filter_prepare(&f, &tab, &st) < 0) {
-		rc = hs_die("out of memory analysing '%s'", path);
-		goto out;
+	sm.f = &f;
+	sm.weight = (enum hs_flame_weight)weight;
+	sm.at = &at_spec;
+	rc = 2;
+	if (hs_cli_can_stream(&f) && (weight != HS_WEIGHT_LIVE || at_spec.anchor != HS_TIME_PEAK)) {
+		struct hs_cli_sink sk = { .begin = stream_begin, .sink = hs_flame_sink, .ctx = &sm };
+		rc = hs_cli_stream(&tr, path, &f, HS_BY_BACKTRACE, &sk);
+		if (rc == 0 && hs_flame_stream_finish(sm.fs, &fl, &tr.tab, &tr.st, down) < 0)
+			rc = hs_die("out of memory analysing '%s'", path);
+		hs_flame_stream_free(sm.fs);
+		if (rc == 1)
+			goto out;
+		at_ns = sm.at_ns;
+		if (rc == 2) {
+			/* the table path below, from scratch */
+			hs_flame_free(&fl);
+			hs_cli_trace_close(&tr);
+		}
 	}
-	if (f.warn[0])
-		fprintf(stderr, "heapscope: warning: %s\n", f.warn);
-	at_ns = hs_timespec_resolve(&at_spec, tab.end_ns, tab.peak_ns);
-	if (hs_flame_build(&fl, &tab, &f, &st, (enum hs_flame_weight)weight, at_ns, down) < 0) {
-		rc = hs_die("out of memory analysing '%s'", path);
-		goto out;
+	if (rc == 2) {
+		if ((rc = hs_cli_trace_open(&tr, path, &f, HS_BY_BACKTRACE)) != 0)
+			goto out;
+		at_ns = hs_timespec_resolve(&at_spec, tr.tab.end_ns, tr.tab.peak_ns);
+		if (hs_flame_build(&fl, &tr.tab, &f, &tr.st, (enum hs_flame_weight)weight, at_ns, down) < 0) {
+			rc = hs_die("out of memory analysing '%s'", path);
+			goto out;
+		}
 	}
 	out = out_path && strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!out) {
@@ -115,7 +147,7 @@ int hs_cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	if (folded) {
-		k = hs_render_flame_folded(out, &st, &fl);
+		k = hs_render_flame_folded(out, &tr.st, &fl);
 	} else {
 		snprintf(title, sizeof(title), "heapscope %s flame graph of %s",
 			 weight == HS_WEIGHT_COUNT ? "allocation count" : weight == HS_WEIGHT_LEAKED ? "leaked memory"
@@ -141,9 +173,6 @@ int hs_cmd_flame(int argc, char **argv)
 out:
 	hs_flame_free(&fl);
 	hs_filter_free(&f);
-	if (st.r)
-		hs_stacks_free(&st);
-	hs_alloctab_free(&tab);
-	hs_reader_close(r);
+	hs_cli_trace_close(&tr);
 	return rc;
 }

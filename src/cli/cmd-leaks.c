@@ -36,6 +36,20 @@ static int take(void *arg, const char *opt, const char *v)
 	return 0;
 }
 
+struct stream {
+	struct hs_leaks_stream *ls;
+	struct hs_filter *f;
+};
+
+static int stream_begin(void *ctx, uint64_t end_ns, uint64_t sample_bytes, void **sink_arg)
+{
+	struct stream *sm = ctx;
+	int rc = hs_leaks_stream_begin(&sm->ls, sm->f, end_ns, sample_bytes);
+
+	*sink_arg = sm->ls;
+	return rc;
+}
+
 int hs_cmd_leaks(int argc, char **argv)
 {
 	static const char *const flags[] = { "--json", "--all", NULL }, *const valued[] = { "--by", "-n", "--frames", NULL };
@@ -43,6 +57,7 @@ int hs_cmd_leaks(int argc, char **argv)
 	struct hs_cli_trace tr = { 0 };
 	struct hs_leaks lk = { 0 };
 	struct hs_filter f;
+	struct stream sm = { .f = &f };
 	struct hs_cli_args args = { .cmd = "leaks", .usage = usage, .f = &f, .flags = flags, .valued = valued,
 				    .take = take, .ctx = &o, .want = 1 };
 	const char *path;
@@ -52,11 +67,25 @@ int hs_cmd_leaks(int argc, char **argv)
 	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
 		goto out;
 	path = args.paths[0];
-	if ((rc = hs_cli_trace_open(&tr, path, &f, o.by)) != 0)
-		goto out;
-	if (hs_leaks_build(&lk, &tr.tab, &f, &tr.st) < 0) {
-		rc = hs_die("out of memory analysing '%s'", path);
-		goto out;
+	if (hs_cli_can_stream(&f)) {
+		struct hs_cli_sink sk = { .begin = stream_begin, .sink = hs_leaks_sink, .ctx = &sm };
+		rc = hs_cli_stream(&tr, path, &f, o.by, &sk);
+		if (rc == 0 && hs_leaks_stream_finish(sm.ls, &lk, &tr.tab, &tr.st) < 0)
+			rc = hs_die("out of memory analysing '%s'", path);
+		hs_leaks_stream_free(sm.ls);
+		if (rc == 1)
+			goto out;
+		if (rc == 2)
+			hs_cli_trace_close(&tr);   /* the table path below, from scratch */
+	}
+	if (rc == 2 || !hs_cli_can_stream(&f)) {
+		rc = 0;
+		if ((rc = hs_cli_trace_open(&tr, path, &f, o.by)) != 0)
+			goto out;
+		if (hs_leaks_build(&lk, &tr.tab, &f, &tr.st) < 0) {
+			rc = hs_die("out of memory analysing '%s'", path);
+			goto out;
+		}
 	}
 	o.ctx.path = path;
 	o.ctx.tab = &tr.tab;

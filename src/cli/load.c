@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../analysis/alloctab.h"
+#include "../analysis/filter.h"
 #include "cli.h"
 #include "heapscope/reader.h"
 
@@ -59,6 +60,63 @@ int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
 	}
 	if (hs_reader_warning(*r)[0])
 		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(*r));
+	return 0;
+}
+
+/* HEAPSCOPE_STREAM: "off" always loads the table, "must" fails where the streaming pass would fall back (tests) */
+static int stream_mode(const char *want)
+{
+	const char *e = getenv("HEAPSCOPE_STREAM");
+
+	return e && !strcmp(e, want);
+}
+
+int hs_cli_can_stream(const struct hs_filter *f)
+{
+	return hs_filter_streamable(f) && !stream_mode("off");
+}
+
+static int fall_back(const char *path, const char *why)
+{
+	if (stream_mode("must"))
+		return hs_die("streaming pass over '%s' fell back to the table: %s", path, why);
+	return 2;
+}
+
+int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by, const struct hs_cli_sink *sk)
+{
+	struct progress p = { .path = path, .start = now() };
+	uint64_t hint = 0;
+	struct stat st;
+	void *arg = NULL;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	/* the end first: verdicts and "98%" need it; a file that cannot give it takes the table path and its errors */
+	if (hs_reader_end_hint(path, &hint) < 0)
+		return fall_back(path, "its end cannot be read first");
+	if (hs_reader_open(&t->r, path) < 0)
+		return hs_die("%s", hs_reader_error(t->r));
+	if (stat(path, &st) == 0)
+		p.size = (uint64_t)st.st_size;
+	if (sk->begin(sk->ctx, hint, hs_reader_info(t->r)->sample_bytes, &arg) < 0)
+		return hs_die("out of memory analysing '%s'", path);
+	rc = hs_alloctab_stream(&t->tab, t->r, sk->sink, arg, isatty(2) ? on_progress : NULL, &p);
+	if (p.shown)
+		fprintf(stderr, "\r\033[K");
+	if (rc < 0) {
+		if (hs_reader_error(t->r)[0])
+			return hs_die("%s", hs_reader_error(t->r));
+		return hs_die("cannot load '%s': %s", path, strerror(-rc));
+	}
+	/* an event that came late after the last chunk's: the figures used a wrong end */
+	if (t->tab.end_ns != hint)
+		return fall_back(path, "an event came late after the last chunk's");
+	if (hs_reader_warning(t->r)[0])
+		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(t->r));
+	if (hs_stacks_init(&t->st, t->r, f->hide, f->nhide, !f->no_default_hide, (enum hs_group_by)by) < 0)
+		return hs_die("out of memory analysing '%s'", path);
+	t->have_st = 1;
 	return 0;
 }
 

@@ -41,6 +41,7 @@ struct hs_reader {
 	uint64_t calls[HS_FN_COUNT], bytes[HS_FN_COUNT];
 
 	struct hs_symbols *sym;
+	int skim;                   /* hs_reader_end_hint: one chunk read alone, its stack nodes ignored */
 };
 
 char *hs_strndup(const char *s, size_t n);

@@ -223,6 +223,8 @@ static int get_str(struct hs_reader *r, const char **s, size_t *len)
 
 static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip)
 {
+	if (r->skim)
+		return 0;
 	/* the tracer numbers nodes 1, 2, 3, ... in the order it writes them */
 	if (id != (r->nstacks ? r->nstacks : 1) || id > UINT32_MAX || parent >= id)
 		return -1;
@@ -696,6 +698,40 @@ int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 			break;
 	}
 	return got;
+}
+
+int hs_reader_end_hint(const char *path, uint64_t *end_ns)
+{
+	struct hs_reader *r = NULL;
+	struct hs_event ev[256];
+	uint64_t pos, last = 0, end = 0;
+	uint8_t h[HS_CHUNK_HEADER_SIZE];
+	int rc, n;
+
+	*end_ns = 0;
+	if ((rc = hs_reader_open(&r, path)) < 0)
+		goto out;
+	/* hop over the chunk headers to the last complete chunk */
+	for (pos = r->next_chunk;; pos += HS_CHUNK_HEADER_SIZE + hs_get_u32(h + 8)) {
+		if (fseeko(r->f, (off_t)pos, SEEK_SET) != 0 || fread(h, 1, sizeof(h), r->f) != sizeof(h) ||
+		    hs_get_u32(h) != HS_CHUNK_MAGIC || hs_crc32c(0, h, 20) != hs_get_u32(h + 20) ||
+		    pos + HS_CHUNK_HEADER_SIZE + hs_get_u32(h + 8) > r->file_size)
+			break;
+		last = pos;
+	}
+	if (!last)
+		goto out;
+	r->next_chunk = last;
+	r->skim = 1;
+	while ((n = hs_reader_next_batch(r, ev, 256)) > 0)
+		for (int i = 0; i < n; i++)
+			if (ev[i].time_ns > end)
+				end = ev[i].time_ns;
+	rc = n < 0 ? n : 0;
+	*end_ns = end;
+out:
+	hs_reader_close(r);
+	return rc;
 }
 
 int hs_reader_open(struct hs_reader **out, const char *path)

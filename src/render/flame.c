@@ -1,4 +1,5 @@
 /* flame.c - flame graphs as SVG (with a small script for details, zoom and search) and as folded text */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "flame.h"
 
 #include <errno.h>
@@ -23,8 +24,9 @@ static const char *base_name(const char *p)
 }
 
 static const double *rem_w;   /* qsort has no context argument in C11 */
+static char **line_of;
 
-/* larger fractional part first; ties by id so output is deterministic */
+/* larger fractional part first; ties by the line, so output is the same whatever the ids */
 static int cmp_remainder(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -32,29 +34,65 @@ static int cmp_remainder(const void *a, const void *b)
 
 	if (rx != ry)
 		return rx < ry ? 1 : -1;
-	return x < y ? -1 : x > y;
+	return strcmp(line_of[x], line_of[y]);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(line_of[*(const uint32_t *)a], line_of[*(const uint32_t *)b]);
+}
+
+/* One folded backtrace as its line shows it, outermost frame first; NULL when out of memory. */
+static char *folded_line(struct hs_stacks *st, uint32_t k)
+{
+	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
+	char name[1024], *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int n;
+
+	if (!m)
+		return NULL;
+	n = hs_stacks_folded_frames(st, k, fr, HS_STACKS_MAX_FRAMES);
+	if (n == 0)
+		fputs("[no backtrace]", m);
+	for (int i = n - 1; i >= 0; i--) {
+		hs_flame_frame_name(&fr[i], name, sizeof(name));
+		fprintf(m, "%s%s", name, i ? ";" : "");
+	}
+	if (fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame *fl)
 {
-	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
-	uint64_t *out = calloc(fl->nw ? fl->nw : 1, sizeof(*out));
-	uint32_t *order = malloc((fl->nw ? fl->nw : 1) * sizeof(*order)), n = 0;
+	size_t nw = fl->nw ? fl->nw : 1;
+	uint64_t *out = calloc(nw, sizeof(*out));
+	uint32_t *order = malloc(nw * sizeof(*order)), n = 0;
+	char **lines = calloc(nw, sizeof(*lines));
 	double floors = 0;
 	int64_t missing;
 	int rc = 0;
 
-	if (!out || !order) {
+	if (!out || !order || !lines) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t k = 0; k < fl->nw; k++) {
 		if (fl->w[k] <= 0)
 			continue;
+		if (!(lines[k] = folded_line(st, k))) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		out[k] = (uint64_t)floor(fl->w[k]);
 		floors += floor(fl->w[k]);
 		order[n++] = k;
 	}
+	line_of = lines;
 	/* estimates are fractional: hand the units lost to flooring to the largest remainders */
 	missing = llround(fl->total) - (int64_t)llround(floors);
 	if (missing > 0) {
@@ -63,23 +101,18 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 		for (uint32_t i = 0; i < n && missing > 0; i++, missing--)
 			out[order[i]]++;
 	}
-	for (uint32_t k = 0; k < fl->nw; k++) {
-		char name[1024];
-		int m;
-		if (!out[k])
-			continue;
-		m = hs_stacks_folded_frames(st, k, fr, HS_STACKS_MAX_FRAMES);
-		if (m == 0)
-			fputs("[no backtrace]", f);
-		for (int i = m - 1; i >= 0; i--) {
-			hs_flame_frame_name(&fr[i], name, sizeof(name));
-			fprintf(f, "%s%s", name, i ? ";" : "");
-		}
-		fprintf(f, " %llu\n", (unsigned long long)out[k]);
-	}
+	/* sorted like stackcollapse's output: the same text from any pass */
+	qsort(order, n, sizeof(*order), cmp_line);
+	for (uint32_t i = 0; i < n; i++)
+		if (out[order[i]])
+			fprintf(f, "%s %llu\n", lines[order[i]], (unsigned long long)out[order[i]]);
 	if (ferror(f))
 		rc = -EIO;
 out:
+	if (lines)
+		for (size_t k = 0; k < nw; k++)
+			free(lines[k]);
+	free(lines);
 	free(out);
 	free(order);
 	return rc;
