@@ -62,6 +62,8 @@ struct pass {
 	hs_alloctab_sink sink;
 	void *sink_arg;
 	int sink_rc;
+	struct hs_fate *fates;                /* gone out, for the sink in batches */
+	unsigned nfates;
 	uint64_t *seq;
 	uint8_t *flags;
 	uint64_t *free_bits;                  /* bit per slot: free */
@@ -337,6 +339,30 @@ static uint64_t clamp_time(uint64_t ns)
 	return ns < HS_ALLOC_NEVER ? ns : HS_ALLOC_NEVER - 1;
 }
 
+#define FATES 256
+
+static void flush_fates(struct pass *ps)
+{
+	int rc;
+
+	if (ps->nfates && (rc = ps->sink(ps->sink_arg, ps->fates, ps->nfates)) < 0 && !ps->sink_rc)
+		ps->sink_rc = rc;
+	ps->nfates = 0;
+}
+
+/* One allocation's fate, out to the sink (in batches: the sink keeps its state in registers over many). */
+static inline void emit(struct pass *ps, const struct hs_alloc *a, uint64_t seq, unsigned flags)
+{
+	struct hs_fate *f = &ps->fates[ps->nfates];
+
+	f->a = *a;
+	f->seq = seq;
+	f->peak_ns = ps->t->peak_ns;
+	f->flags = flags;
+	if (++ps->nfates == FATES)
+		flush_fates(ps);
+}
+
 /* The block of slot idx was freed at ns: its fate is known, and a sink gets it now. */
 static void retire(struct pass *ps, uint32_t idx, uint64_t ns)
 {
@@ -349,9 +375,7 @@ static void retire(struct pass *ps, uint32_t idx, uint64_t ns)
 	else
 		ps->heap -= size;
 	if (ps->sink) {
-		int rc = ps->sink(ps->sink_arg, a, ps->seq[idx], ps->flags[idx]);
-		if (rc < 0 && !ps->sink_rc)
-			ps->sink_rc = rc;
+		emit(ps, a, ps->seq[idx], ps->flags[idx]);
 		ps->free_bits[idx / 64] |= 1ull << (idx % 64);
 		ps->nfree++;
 	}
@@ -508,8 +532,7 @@ static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_e
 			ps->heap_est -= (double)ev->size * hs_alloctab_weight(ps->t, ev->size);
 		else
 			ps->heap -= ev->size;
-		if ((rc = ps->sink(ps->sink_arg, &one, ps->t->n++, 0)) < 0 && !ps->sink_rc)
-			ps->sink_rc = rc;
+		emit(ps, &one, ps->t->n++, 0);
 		return 0;
 	}
 	if ((rc = append(ps, &idx)) < 0)
@@ -649,15 +672,21 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 				uint32_t idx = ps.live.slots[i].idx;
 				struct hs_alloc *a = hs_alloctab_at(t, idx);
 				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
-				if (ps.sink && (rc = ps.sink(ps.sink_arg, a, ps.seq[idx], ps.flags[idx])) < 0)
-					break;
+				if (ps.sink)
+					emit(&ps, a, ps.seq[idx], ps.flags[idx]);
 			}
+	if (ps.sink) {
+		flush_fates(&ps);
+		if (rc == 0 && ps.sink_rc < 0)
+			rc = ps.sink_rc;
+	}
 out:
 	free(ps.live.slots);
 	free(batch);
 	free(ps.seq);
 	free(ps.flags);
 	free(ps.free_bits);
+	free(ps.fates);
 	return rc;
 }
 
@@ -672,7 +701,11 @@ int hs_alloctab_stream(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_s
 		       hs_alloctab_progress progress, void *arg)
 {
 	struct pass ps = { .t = t, .sink = sink, .sink_arg = sink_arg };
-	int rc = run(&ps, r, progress, arg);
+	int rc;
+
+	if (!(ps.fates = malloc(FATES * sizeof(*ps.fates))))
+		return -ENOMEM;
+	rc = run(&ps, r, progress, arg);
 
 	/* the slots are no table: nobody may read them as one */
 	for (size_t i = 0; i < t->nblocks; i++)

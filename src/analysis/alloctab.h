@@ -76,16 +76,22 @@ void hs_alloctab_free(struct hs_alloctab *t);
 /*
  * Streaming instead of a table, for questions that one look at each
  * allocation answers: the same pass hands each allocation to sink once its
- * fate is known (freed, or never freed at the end), in that order, with
- * its sequence number (its index in the table hs_alloctab_load would
- * build) and HS_ALLOC_* flags. Only live blocks are kept meanwhile, so
- * memory follows the live set, not the trace. t gets every field but the
- * table and its links (n counts the allocations). A sink's error stops
- * the pass and is returned.
+ * fate is known (freed, or never freed at the end), in that order and in
+ * batches, with its sequence number (its index in the table
+ * hs_alloctab_load would build), HS_ALLOC_* flags and the peak heap's time
+ * so far. Only live blocks are kept meanwhile, so memory follows the live
+ * set, not the trace. t gets every field but the table and its links (n
+ * counts the allocations). A sink's error stops the pass and is returned.
  */
 #define HS_ALLOC_CONT 1u    /* the block a realloc moved or grew: one link of a chain (hs_alloctab_link) */
 #define HS_ALLOC_GROWN 2u   /* ... and larger than the block it replaced */
-typedef int (*hs_alloctab_sink)(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags);
+struct hs_fate {
+	struct hs_alloc a;      /* f: the free time, or HS_ALLOC_NEVER */
+	uint64_t seq;
+	uint64_t peak_ns;       /* the moment of peak heap among the events before this fate went out */
+	uint32_t flags;
+};
+typedef int (*hs_alloctab_sink)(void *arg, const struct hs_fate *fates, size_t n);
 int hs_alloctab_stream(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sink sink, void *sink_arg,
 		       hs_alloctab_progress progress, void *arg);
 

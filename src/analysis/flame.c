@@ -276,14 +276,11 @@ int hs_flame_stream_begin(struct hs_flame_stream **out, struct hs_filter *f, uin
 	return 0;
 }
 
-int hs_flame_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags)
+static int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a)
 {
-	struct hs_flame_stream *fs = arg;
 	uint64_t size;
 	double w, c;
 
-	(void)seq;
-	(void)flags;
 	if (!fs->all && !hs_filter_match(fs->f, &fs->t, a))
 		return 0;
 	if (fs->weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
@@ -311,6 +308,16 @@ int hs_flame_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned fl
 		w *= (double)size;
 	fs->w[a->stack] += w;
 	fs->c[a->stack] += c;
+	return 0;
+}
+
+int hs_flame_sink(void *arg, const struct hs_fate *fates, size_t n)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		if ((rc = flame_one(arg, &fates[i].a)) < 0)
+			return rc;
 	return 0;
 }
 

@@ -68,7 +68,7 @@ void hs_flame_free(struct hs_flame *fl);
 struct hs_flame_stream;
 int hs_flame_stream_begin(struct hs_flame_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
 			  enum hs_flame_weight weight, uint64_t at_ns);
-int hs_flame_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags);
+int hs_flame_sink(void *arg, const struct hs_fate *fates, size_t n);
 int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
 			   struct hs_stacks *st, int down);
 void hs_flame_stream_free(struct hs_flame_stream *fs);

@@ -316,9 +316,8 @@ int hs_leaks_stream_begin(struct hs_leaks_stream **out, struct hs_filter *f, uin
 	return 0;
 }
 
-int hs_leaks_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags)
+static int leaks_one(struct hs_leaks_stream *ls, const struct hs_alloc *a, uint64_t seq, unsigned flags)
 {
-	struct hs_leaks_stream *ls = arg;
 	struct per_stack *p;
 	struct hs_leaks_site *s;
 	uint64_t size, t1;
@@ -372,6 +371,16 @@ int hs_leaks_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned fl
 	}
 	p->records++;
 	span(&ls->bk, p->diff, hs_alloc_time(a), t1, b);
+	return 0;
+}
+
+int hs_leaks_sink(void *arg, const struct hs_fate *fates, size_t n)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		if ((rc = leaks_one(arg, &fates[i].a, fates[i].seq, fates[i].flags)) < 0)
+			return rc;
 	return 0;
 }
 

@@ -64,7 +64,7 @@ void hs_leaks_free(struct hs_leaks *lk);
  */
 struct hs_leaks_stream;
 int hs_leaks_stream_begin(struct hs_leaks_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes);
-int hs_leaks_sink(void *arg, const struct hs_alloc *a, uint64_t seq, unsigned flags);
+int hs_leaks_sink(void *arg, const struct hs_fate *fates, size_t n);
 int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, const struct hs_alloctab *t,
 			   struct hs_stacks *st);
 void hs_leaks_stream_free(struct hs_leaks_stream *ls);

@@ -5,17 +5,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* First k whose moment end*k/(n-1) is at or after ns: ceil(ns * (n-1) / end), exact in integers. */
-static uint32_t first_at(uint64_t ns, uint64_t end, uint32_t n)
-{
-	uint64_t k;
+/*
+ * First k whose moment end*k/(n-1) is at or after ns: ceil(ns * (n-1) /
+ * end), the smallest k with k * end >= ns * (n-1). A float product guesses
+ * it and integer products settle it: two per block instead of two
+ * divisions.
+ */
+struct moments {
+	uint64_t end;
+	uint32_t n;
+	double scale;
+};
 
-	if (!end)
+static void moments_init(struct moments *m, uint64_t end, uint32_t n)
+{
+	m->end = end;
+	m->n = n;
+	m->scale = end ? (double)(n - 1) / (double)end : 0;
+}
+
+static inline uint32_t first_at(const struct moments *m, uint64_t ns)
+{
+	uint64_t want;
+	double x;
+	uint32_t k;
+
+	if (!m->end)
 		return 0;
-	if (ns > end)
-		return n;
-	k = (ns * (n - 1) + end - 1) / end;
-	return (uint32_t)k;
+	if (ns > m->end)
+		return m->n;
+	want = ns * (m->n - 1);
+	x = (double)ns * m->scale;
+	k = x < (double)(m->n - 1) ? (uint32_t)x : m->n - 1;
+	while ((uint64_t)k * m->end < want)
+		k++;
+	while (k > 0 && (uint64_t)(k - 1) * m->end >= want)
+		k--;
+	return k;
 }
 
 /* Adds w to the moments [k1, k2) where a block is live; k2 UINT32_MAX: never freed. */
@@ -36,22 +62,17 @@ static void integrate(double *d, uint32_t n)
 	}
 }
 
-int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
-		      uint32_t npoints, uint32_t ngroups, enum hs_top_sort sort)
+/* The series of the top ngroups rows, and slot: key -> group index or UINT32_MAX (nkeys of them). */
+static int series_alloc(struct hs_timeline *tl, const struct hs_top *top, uint32_t npoints, uint32_t ngroups,
+			uint32_t **slotp, uint32_t *nkeysp)
 {
-	struct hs_top top = { 0 };
-	uint32_t *slot = NULL, nkeys = 0, last_stack = UINT32_MAX, g = 0, n = npoints;
-	uint64_t end = t->end_ns, r = 0;
-	int all = hs_filter_passes_all(f), rc = 0;
+	uint32_t *slot, nkeys = 0, n = npoints;
 
-	memset(tl, 0, sizeof(*tl));
-	if ((rc = hs_top_build(&top, t, f, st, sort, HS_STACKS_NO_KEY)) < 0)
-		goto out;
-	if (ngroups > top.nrows)
-		ngroups = top.nrows;
-	for (uint32_t i = 0; i < top.nrows; i++)
-		if (top.rows[i].key >= nkeys)
-			nkeys = top.rows[i].key + 1;
+	if (ngroups > top->nrows)
+		ngroups = top->nrows;
+	for (uint32_t i = 0; i < top->nrows; i++)
+		if (top->rows[i].key >= nkeys)
+			nkeys = top->rows[i].key + 1;
 	tl->npoints = n;
 	tl->ngroups = ngroups;
 	/* one extra slot per series: frees after the last moment land there */
@@ -64,22 +85,60 @@ int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struc
 	tl->keys = malloc((ngroups ? ngroups : 1) * sizeof(uint32_t));
 	tl->stacks = malloc((ngroups ? ngroups : 1) * sizeof(uint32_t));
 	slot = malloc((nkeys ? nkeys : 1) * sizeof(*slot));
+	*slotp = slot;
+	*nkeysp = nkeys;
 	if (!tl->time_ns || !tl->heap || !tl->rss || !tl->filtered || !tl->other || !tl->groups || !tl->keys ||
-	    !tl->stacks || !slot) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	    !tl->stacks || !slot)
+		return -ENOMEM;
 	for (uint32_t k = 0; k < nkeys; k++)
 		slot[k] = UINT32_MAX;
 	for (uint32_t i = 0; i < ngroups; i++) {
-		tl->keys[i] = top.rows[i].key;
-		tl->stacks[i] = top.rows[i].stack;
-		slot[top.rows[i].key] = i;
+		tl->keys[i] = top->rows[i].key;
+		tl->stacks[i] = top->rows[i].stack;
+		slot[top->rows[i].key] = i;
 	}
+	return 0;
+}
+
+/* Difference arrays to values, and the moments with their RSS. */
+static void series_finish(struct hs_timeline *tl, const struct hs_alloctab *t, int all)
+{
+	uint32_t n = tl->npoints;
+	uint64_t end = t->end_ns, r = 0;
+
+	/* no filter: the filtered series is the heap */
+	if (all)
+		memcpy(tl->filtered, tl->heap, (n + 1) * sizeof(double));
+	integrate(tl->heap, n);
+	integrate(tl->filtered, n);
+	integrate(tl->other, n);
+	for (uint32_t i = 0; i < tl->ngroups; i++)
+		integrate(tl->groups + (size_t)i * (n + 1), n);
+	for (uint32_t k = 0; k < n; k++) {
+		tl->time_ns[k] = end * k / (n - 1);
+		while (r < t->nrss && t->rss[r].time_ns <= tl->time_ns[k])
+			r++;
+		tl->rss[k] = r ? (double)t->rss[r - 1].rss : -1;
+	}
+}
+
+int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		      uint32_t npoints, uint32_t ngroups, enum hs_top_sort sort)
+{
+	struct hs_top top = { 0 };
+	uint32_t *slot = NULL, nkeys = 0, last_stack = UINT32_MAX, g = 0, n = npoints;
+	struct moments m;
+	int all = hs_filter_passes_all(f), rc = 0;
+
+	memset(tl, 0, sizeof(*tl));
+	moments_init(&m, t->end_ns, n);
+	if ((rc = hs_top_build(&top, t, f, st, sort, HS_STACKS_NO_KEY)) < 0 ||
+	    (rc = series_alloc(tl, &top, npoints, ngroups, &slot, &nkeys)) < 0)
+		goto out;
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
-		uint32_t k1 = first_at(hs_alloc_time(a), end, n);
-		uint32_t k2 = hs_alloc_leaked(a) ? UINT32_MAX : first_at(hs_alloc_free_time(a), end, n);
+		uint32_t k1 = first_at(&m, hs_alloc_time(a));
+		uint32_t k2 = hs_alloc_leaked(a) ? UINT32_MAX : first_at(&m, hs_alloc_free_time(a));
 		double w;
 
 		/* born and gone between two moments: live at none of them */
@@ -99,20 +158,7 @@ int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struc
 		}
 		span(g != UINT32_MAX ? tl->groups + (size_t)g * (n + 1) : tl->other, k1, k2, w);
 	}
-	/* no filter: the filtered series is the heap */
-	if (all)
-		memcpy(tl->filtered, tl->heap, (n + 1) * sizeof(double));
-	integrate(tl->heap, n);
-	integrate(tl->filtered, n);
-	integrate(tl->other, n);
-	for (uint32_t i = 0; i < ngroups; i++)
-		integrate(tl->groups + (size_t)i * (n + 1), n);
-	for (uint32_t k = 0; k < n; k++) {
-		tl->time_ns[k] = end * k / (n - 1);
-		while (r < t->nrss && t->rss[r].time_ns <= tl->time_ns[k])
-			r++;
-		tl->rss[k] = r ? (double)t->rss[r - 1].rss : -1;
-	}
+	series_finish(tl, t, all);
 out:
 	free(slot);
 	hs_top_free(&top);
@@ -130,4 +176,209 @@ void hs_timeline_free(struct hs_timeline *tl)
 	free(tl->keys);
 	free(tl->stacks);
 	memset(tl, 0, sizeof(*tl));
+}
+
+/*
+ * Streaming: rows of top and a difference array per stack id as the fates
+ * come, merged per key once the stacks are known. The contribution at the
+ * peak needs the peak before the pass ends: each block is weighed against
+ * the peak so far when it goes out, and a later peak restarts the sums (an
+ * epoch per stack), which is exact as long as no block that went out
+ * earlier was freed after the new peak's time. A late event can break
+ * that: then the finish says -EAGAIN and the table must be used.
+ */
+struct per_stack {
+	struct hs_top_row row;   /* peak_bytes: for epoch only */
+	uint32_t epoch;
+	uint64_t records;
+	double d[];              /* npoints + 1 */
+};
+
+struct hs_timeline_stream {
+	struct hs_filter *f;
+	struct hs_alloctab t;    /* end_ns and sample_bytes */
+	int all, inexact;
+	uint32_t n, ngroups;
+	struct moments m;
+	enum hs_top_sort sort;
+	uint64_t peak, last_out;          /* peak time the sums are for; latest free time gone out */
+	uint32_t epoch;
+	double *heap, *filtered;
+	struct per_stack **stacks;
+	uint32_t nstacks;
+	size_t bytes;                     /* of the per-stack arrays, against a cap */
+};
+
+/* Per-stack series beyond this much memory: the table costs less. */
+#define STREAM_CAP ((size_t)512 << 20)
+
+int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
+			     uint32_t npoints, uint32_t ngroups, enum hs_top_sort sort)
+{
+	struct hs_timeline_stream *ts = calloc(1, sizeof(*ts));
+
+	*out = ts;
+	if (!ts)
+		return -ENOMEM;
+	ts->f = f;
+	ts->t.end_ns = end_ns;
+	ts->t.sample_bytes = sample_bytes;
+	ts->n = npoints;
+	ts->ngroups = ngroups;
+	moments_init(&ts->m, end_ns, npoints);
+	ts->sort = sort;
+	hs_filter_prepare_stream(f, end_ns);
+	ts->all = hs_filter_passes_all(f);
+	ts->heap = calloc(npoints + 1, sizeof(double));
+	ts->filtered = calloc(npoints + 1, sizeof(double));
+	return ts->heap && ts->filtered ? 0 : -ENOMEM;
+}
+
+static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a, uint64_t seq, uint64_t peak_ns)
+{
+	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
+	uint32_t n = ts->n, k1 = first_at(&ts->m, t0), k2 = t1 == HS_ALLOC_NEVER ? UINT32_MAX : first_at(&ts->m, t1);
+	double w = ts->t.sample_bytes ? hs_alloctab_weight(&ts->t, size) : 1.0, b = (double)size * w;
+	struct per_stack *p;
+	struct hs_top_row *r;
+
+	if (peak_ns != ts->peak) {
+		/* a new peak: what went out so far was freed before it, unless an event came late */
+		if (ts->last_out > peak_ns)
+			ts->inexact = 1;
+		ts->peak = peak_ns;
+		ts->epoch++;
+	}
+	if (k1 != k2)
+		span(ts->heap, k1, k2, b);
+	if (!ts->all && !hs_filter_match(ts->f, &ts->t, a))
+		return 0;
+	if (a->stack >= ts->nstacks) {
+		uint32_t cap = ts->nstacks ? ts->nstacks : 1024;
+		struct per_stack **ns;
+		while (cap <= a->stack)
+			cap *= 2;
+		if (!(ns = realloc(ts->stacks, cap * sizeof(*ns))))
+			return -ENOMEM;
+		memset(ns + ts->nstacks, 0, (cap - ts->nstacks) * sizeof(*ns));
+		ts->stacks = ns;
+		ts->nstacks = cap;
+	}
+	if (!(p = ts->stacks[a->stack])) {
+		size_t sz = sizeof(*p) + (n + 1) * sizeof(double);
+		if ((ts->bytes += sz) > STREAM_CAP)
+			return -E2BIG;
+		if (!(p = ts->stacks[a->stack] = calloc(1, sz)))
+			return -ENOMEM;
+		p->row.stack = a->stack;
+		p->row.first = seq;
+		p->epoch = ts->epoch;
+	}
+	r = &p->row;
+	if (seq < r->first)
+		r->first = seq;
+	if (p->epoch != ts->epoch) {
+		p->epoch = ts->epoch;
+		r->peak_bytes = 0;
+	}
+	hs_top_row_add(r, t0, t1, ts->peak, w, b);
+	if (t1 != HS_ALLOC_NEVER && t1 > ts->last_out)
+		ts->last_out = t1;
+	p->records++;
+	if (k1 != k2) {
+		if (!ts->all)
+			span(ts->filtered, k1, k2, b);
+		span(p->d, k1, k2, b);
+	}
+	return 0;
+}
+
+int hs_timeline_sink(void *arg, const struct hs_fate *fates, size_t n)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		if ((rc = timeline_one(arg, &fates[i].a, fates[i].seq, fates[i].peak_ns)) < 0)
+			return rc;
+	return 0;
+}
+
+int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline *tl, const struct hs_alloctab *t,
+			      struct hs_stacks *st)
+{
+	struct hs_top top = { 0 };
+	struct hs_top_row *rows = NULL;
+	uint32_t *slot = NULL, nkeys = 0, cap = 0, n = ts->n;
+	uint64_t records = 0;
+	int rc;
+
+	memset(tl, 0, sizeof(*tl));
+	/* the sums were for the peak the pass ended with: the table's */
+	if (ts->inexact || ts->peak != t->peak_ns)
+		return -EAGAIN;
+	if ((rc = hs_filter_prepare(ts->f, t, st)) < 0)
+		goto out;
+	for (uint32_t id = 0; id < ts->nstacks; id++) {
+		struct per_stack *p = ts->stacks[id];
+		struct hs_top_row *r;
+		uint32_t key;
+		if (!p || (ts->f->stack_ok && !hs_filter_stack(ts->f, id))) {
+			if (p)
+				p->records = 0;   /* left out of the groups too */
+			continue;
+		}
+		key = hs_stacks_key(st, id);
+		if ((rc = hs_top_rows_reserve(&rows, &cap, key)) < 0)
+			goto out;
+		r = &rows[key];
+		if (r->calls == 0 || p->row.first < r->first) {
+			r->stack = p->row.stack;
+			r->first = p->row.first;
+		}
+		r->calls += p->row.calls;
+		r->bytes += p->row.bytes;
+		r->peak_bytes += p->epoch == ts->epoch ? p->row.peak_bytes : 0;
+		r->leaked_count += p->row.leaked_count;
+		r->leaked_bytes += p->row.leaked_bytes;
+		r->temporary_count += p->row.temporary_count;
+		r->temporary_bytes += p->row.temporary_bytes;
+		records += p->records;
+	}
+	hs_top_from_rows(&top, rows, cap, ts->sort, records);
+	rows = NULL;
+	if ((rc = series_alloc(tl, &top, n, ts->ngroups, &slot, &nkeys)) < 0)
+		goto out;
+	memcpy(tl->heap, ts->heap, (n + 1) * sizeof(double));
+	if (!ts->all)
+		memcpy(tl->filtered, ts->filtered, (n + 1) * sizeof(double));
+	for (uint32_t id = 0; id < ts->nstacks; id++) {
+		struct per_stack *p = ts->stacks[id];
+		uint32_t key, g;
+		double *d;
+		if (!p || !p->records)
+			continue;
+		key = hs_stacks_key(st, id);
+		g = key < nkeys ? slot[key] : UINT32_MAX;
+		d = g != UINT32_MAX ? tl->groups + (size_t)g * (n + 1) : tl->other;
+		for (uint32_t k = 0; k <= n; k++)
+			d[k] += p->d[k];
+	}
+	series_finish(tl, t, ts->all);
+out:
+	free(rows);
+	free(slot);
+	hs_top_free(&top);
+	return rc;
+}
+
+void hs_timeline_stream_free(struct hs_timeline_stream *ts)
+{
+	if (!ts)
+		return;
+	for (uint32_t i = 0; i < ts->nstacks; i++)
+		free(ts->stacks[i]);
+	free(ts->stacks);
+	free(ts->heap);
+	free(ts->filtered);
+	free(ts);
 }

@@ -33,4 +33,20 @@ int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struc
 		      uint32_t npoints, uint32_t ngroups, enum hs_top_sort sort);
 void hs_timeline_free(struct hs_timeline *tl);
 
+/*
+ * The same from one streaming pass, with no table (see hs_leaks_stream):
+ * begin with the run's end, hand hs_timeline_sink to hs_alloctab_stream,
+ * then finish with the stacks. The sink says -E2BIG when the per-backtrace
+ * series would take more memory than the table; the finish says -EAGAIN
+ * when an event that came late makes the contribution at the peak
+ * uncertain. Either way: use the table.
+ */
+struct hs_timeline_stream;
+int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
+			     uint32_t npoints, uint32_t ngroups, enum hs_top_sort sort);
+int hs_timeline_sink(void *arg, const struct hs_fate *fates, size_t n);
+int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline *tl, const struct hs_alloctab *t,
+			      struct hs_stacks *st);
+void hs_timeline_stream_free(struct hs_timeline_stream *ts);
+
 #endif

@@ -12,17 +12,7 @@ static inline void add(struct hs_top_row *row, const struct hs_alloctab *t, cons
 	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
 	double w = t->sample_bytes ? hs_alloctab_weight(t, size) : 1.0, b = (double)size * w;
 
-	row->calls += w;
-	row->bytes += b;
-	if (t0 <= t->peak_ns && t1 > t->peak_ns)
-		row->peak_bytes += b;
-	if (t1 == HS_ALLOC_NEVER) {
-		row->leaked_count += w;
-		row->leaked_bytes += b;
-	} else {
-		row->temporary_count += w;
-		row->temporary_bytes += b;
-	}
+	hs_top_row_add(row, t0, t1, t->peak_ns, w, b);
 }
 
 static double sort_key(const struct hs_top_row *r, enum hs_top_sort s)
@@ -48,6 +38,9 @@ static int cmp(const void *pa, const void *pb)
 		return x < y ? 1 : -1;
 	if (a->bytes != b->bytes)
 		return a->bytes < b->bytes ? 1 : -1;
+	/* not the key: keys are numbered in whatever order a pass met them */
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
 	return a->key < b->key ? -1 : a->key > b->key;
 }
 
@@ -88,7 +81,7 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 		      enum hs_top_sort sort, uint32_t focus, const uint32_t *path, int depth)
 {
 	struct hs_top_row *rows = NULL;
-	uint32_t cap = 0, n = 0, last_stack = UINT32_MAX, last_key = 0, *memo = NULL;
+	uint32_t cap = 0, last_stack = UINT32_MAX, last_key = 0, *memo = NULL;
 	int rc = 0, all = hs_filter_passes_all(f);
 
 	memset(top, 0, sizeof(*top));
@@ -115,27 +108,50 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 		key = last_key;
 		if (key == HS_STACKS_NO_KEY)
 			continue;
-		if (key >= cap) {
-			uint32_t ncap = cap ? cap : 1024;
-			struct hs_top_row *nr;
-			while (ncap <= key)
-				ncap *= 2;
-			nr = realloc(rows, (size_t)ncap * sizeof(*nr));
-			if (!nr) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			memset(nr + cap, 0, (size_t)(ncap - cap) * sizeof(*nr));
-			for (uint32_t k = cap; k < ncap; k++)
-				nr[k].key = k;
-			rows = nr;
-			cap = ncap;
-		}
-		if (rows[key].calls == 0)
+		if ((rc = hs_top_rows_reserve(&rows, &cap, key)) < 0)
+			goto out;
+		if (rows[key].calls == 0) {
 			rows[key].stack = a->stack;
+			rows[key].first = i;
+		}
 		add(&rows[key], t, a);
 		top->records++;
 	}
+	hs_top_from_rows(top, rows, cap, sort, top->records);
+	rows = NULL;
+out:
+	free(memo);
+	free(rows);
+	return rc;
+}
+
+int hs_top_rows_reserve(struct hs_top_row **rows, uint32_t *cap, uint32_t key)
+{
+	uint32_t ncap = *cap ? *cap : 1024;
+	struct hs_top_row *nr;
+
+	if (key < *cap)
+		return 0;
+	while (ncap <= key)
+		ncap *= 2;
+	if (!(nr = realloc(*rows, (size_t)ncap * sizeof(*nr))))
+		return -ENOMEM;
+	memset(nr + *cap, 0, (size_t)(ncap - *cap) * sizeof(*nr));
+	for (uint32_t k = *cap; k < ncap; k++)
+		nr[k].key = k;
+	*rows = nr;
+	*cap = ncap;
+	return 0;
+}
+
+void hs_top_from_rows(struct hs_top *top, struct hs_top_row *rows, uint32_t cap, enum hs_top_sort sort,
+		      uint64_t records)
+{
+	uint32_t n = 0;
+
+	top->sort = sort;
+	top->records = records;
+	memset(&top->total, 0, sizeof(top->total));
 	for (uint32_t k = 0; k < cap; k++) {
 		struct hs_top_row *r = &rows[k];
 		if (r->calls <= 0)
@@ -154,11 +170,6 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 		qsort(rows, n, sizeof(*rows), cmp);
 	top->rows = rows;
 	top->nrows = n;
-	rows = NULL;
-out:
-	free(memo);
-	free(rows);
-	return rc;
 }
 
 void hs_top_free(struct hs_top *top)

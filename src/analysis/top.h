@@ -13,7 +13,8 @@ enum hs_top_sort { HS_SORT_CALLS, HS_SORT_BYTES, HS_SORT_PEAK, HS_SORT_LEAKED, H
 /* Figures are unbiased estimates in sampled mode. */
 struct hs_top_row {
 	uint32_t key;             /* hs_stacks key (or caller key) */
-	uint32_t stack;           /* one stack of the group, for its backtrace */
+	uint32_t stack;           /* the stack of the group's first allocation, for its backtrace */
+	uint64_t first;           /* that allocation's sequence number: ties sort by it */
 	double calls, bytes;
 	double peak_bytes;        /* live at the moment of peak heap */
 	double leaked_count, leaked_bytes;
@@ -30,6 +31,22 @@ struct hs_top {
 };
 
 extern const char *const hs_top_sort_names[HS_SORT_COUNT];
+
+/* One allocation (times t0, t1; weight w; w * size bytes b) into a row, against the peak at peak_ns. */
+static inline void hs_top_row_add(struct hs_top_row *row, uint64_t t0, uint64_t t1, uint64_t peak_ns, double w, double b)
+{
+	row->calls += w;
+	row->bytes += b;
+	if (t0 <= peak_ns && t1 > peak_ns)
+		row->peak_bytes += b;
+	if (t1 == HS_ALLOC_NEVER) {
+		row->leaked_count += w;
+		row->leaked_bytes += b;
+	} else {
+		row->temporary_count += w;
+		row->temporary_bytes += b;
+	}
+}
 
 /*
  * Sums the filtered allocations per hs_stacks_key(). With focus !=
@@ -48,5 +65,15 @@ int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filt
 int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		      enum hs_top_sort sort, uint32_t focus, const uint32_t *path, int depth);
 void hs_top_free(struct hs_top *top);
+
+/* Rows up to key in *rows (zeroed, each with its key), growing *cap. */
+int hs_top_rows_reserve(struct hs_top_row **rows, uint32_t *cap, uint32_t key);
+/*
+ * The rows of a pass summed elsewhere (rows[k].key == k, cap of them, rows
+ * with no call dropped): totals and order as hs_top_build gives them.
+ * Takes rows over.
+ */
+void hs_top_from_rows(struct hs_top *top, struct hs_top_row *rows, uint32_t cap, enum hs_top_sort sort,
+		      uint64_t records);
 
 #endif

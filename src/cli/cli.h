@@ -45,8 +45,8 @@ void hs_cli_trace_close(struct hs_cli_trace *t);
  * Commands whose question one look at each allocation answers stream over
  * the trace instead of loading its table (memory follows the live set):
  * when the filter allows it, unless HEAPSCOPE_STREAM=off (tests compare
- * both ways; HEAPSCOPE_STREAM=must makes a fallback an error). begin gets the run's end before the pass and gives
- * the sink's argument.
+ * both ways; HEAPSCOPE_STREAM=must makes a fallback an error). begin gets
+ * the run's end before the pass and gives the sink's argument.
  */
 struct hs_cli_sink {
 	int (*begin)(void *ctx, uint64_t end_ns, uint64_t sample_bytes, void **sink_arg);
@@ -60,6 +60,8 @@ int hs_cli_can_stream(const struct hs_filter *f);
  * late) or could not be read first: close t and load the table instead.
  */
 int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by, const struct hs_cli_sink *sk);
+/* 2, or 1 after an error under HEAPSCOPE_STREAM=must: a streaming pass that cannot give its figures, and why. */
+int hs_cli_stream_fall_back(const char *path, const char *why);
 
 /* Option values: a count in 0..1e9, or one of names; 0, or -1 when the value is bad. */
 int hs_cli_int(const char *s, int *out);

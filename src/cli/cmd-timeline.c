@@ -1,4 +1,5 @@
 /* cmd-timeline.c - heapscope timeline: heap, RSS and the top groups of a filter over time, as SVG, CSV or JSON */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +48,22 @@ static int take(void *arg, const char *opt, const char *v)
 	return 0;
 }
 
+struct stream {
+	struct hs_timeline_stream *ts;
+	struct hs_filter *f;
+	const struct opts *o;
+};
+
+static int stream_begin(void *ctx, uint64_t end_ns, uint64_t sample_bytes, void **sink_arg)
+{
+	struct stream *sm = ctx;
+	int rc = hs_timeline_stream_begin(&sm->ts, sm->f, end_ns, sample_bytes, (uint32_t)sm->o->points,
+					  (uint32_t)sm->o->ngroups, (enum hs_top_sort)sm->o->sort);
+
+	*sink_arg = sm->ts;
+	return rc;
+}
+
 int hs_cmd_timeline(int argc, char **argv)
 {
 	static const char *const flags[] = { "--csv", "--json", "--no-rss", NULL };
@@ -54,6 +71,7 @@ int hs_cmd_timeline(int argc, char **argv)
 	struct opts o = { .by = HS_BY_BACKTRACE, .sort = HS_SORT_PEAK, .ngroups = 5, .points = 500 };
 	struct hs_cli_trace tr = { 0 };
 	struct hs_timeline tl = { 0 };
+	struct stream sm = { 0 };
 	struct hs_filter f;
 	struct hs_cli_args args = { .cmd = "timeline", .usage = usage, .f = &f, .flags = flags, .valued = valued,
 				    .take = take, .ctx = &o, .want = 1 };
@@ -73,11 +91,33 @@ int hs_cmd_timeline(int argc, char **argv)
 		rc = hs_die("timeline needs '-o OUT.svg' (or --csv or --json for stdout)");
 		goto out;
 	}
-	if ((rc = hs_cli_trace_open(&tr, path, &f, o.by)) != 0)
-		goto out;
-	if (hs_timeline_build(&tl, &tr.tab, &f, &tr.st, (uint32_t)o.points, (uint32_t)o.ngroups, (enum hs_top_sort)o.sort) < 0) {
-		rc = hs_die("out of memory analysing '%s'", path);
-		goto out;
+	rc = 2;
+	if (hs_cli_can_stream(&f)) {
+		struct hs_cli_sink sk = { .begin = stream_begin, .sink = hs_timeline_sink, .ctx = &sm };
+		int e = 0;
+		sm.f = &f;
+		sm.o = &o;
+		rc = hs_cli_stream(&tr, path, &f, o.by, &sk);
+		if (rc == 0 && (e = hs_timeline_stream_finish(sm.ts, &tl, &tr.tab, &tr.st)) < 0)
+			rc = e == -EAGAIN ? hs_cli_stream_fall_back(path, "an event that came late makes the peak uncertain")
+					  : hs_die("out of memory analysing '%s'", path);
+		hs_timeline_stream_free(sm.ts);
+		if (rc == 1)
+			goto out;
+		if (rc == 2) {
+			/* the table path below, from scratch */
+			hs_timeline_free(&tl);
+			hs_cli_trace_close(&tr);
+		}
+	}
+	if (rc == 2) {
+		if ((rc = hs_cli_trace_open(&tr, path, &f, o.by)) != 0)
+			goto out;
+		if (hs_timeline_build(&tl, &tr.tab, &f, &tr.st, (uint32_t)o.points, (uint32_t)o.ngroups,
+				      (enum hs_top_sort)o.sort) < 0) {
+			rc = hs_die("out of memory analysing '%s'", path);
+			goto out;
+		}
 	}
 	if (!(out = hs_cli_out_open(o.out_path))) {
 		rc = 1;

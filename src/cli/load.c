@@ -76,7 +76,7 @@ int hs_cli_can_stream(const struct hs_filter *f)
 	return hs_filter_streamable(f) && !stream_mode("off");
 }
 
-static int fall_back(const char *path, const char *why)
+int hs_cli_stream_fall_back(const char *path, const char *why)
 {
 	if (stream_mode("must"))
 		return hs_die("streaming pass over '%s' fell back to the table: %s", path, why);
@@ -94,7 +94,7 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	memset(t, 0, sizeof(*t));
 	/* the end first: verdicts and "98%" need it; a file that cannot give it takes the table path and its errors */
 	if (hs_reader_end_hint(path, &hint) < 0)
-		return fall_back(path, "its end cannot be read first");
+		return hs_cli_stream_fall_back(path, "its end cannot be read first");
 	if (hs_reader_open(&t->r, path) < 0)
 		return hs_die("%s", hs_reader_error(t->r));
 	if (stat(path, &st) == 0)
@@ -104,6 +104,8 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	rc = hs_alloctab_stream(&t->tab, t->r, sk->sink, arg, isatty(2) ? on_progress : NULL, &p);
 	if (p.shown)
 		fprintf(stderr, "\r\033[K");
+	if (rc == -E2BIG)
+		return hs_cli_stream_fall_back(path, "its backtraces' series would take more memory than the table");
 	if (rc < 0) {
 		if (hs_reader_error(t->r)[0])
 			return hs_die("%s", hs_reader_error(t->r));
@@ -111,7 +113,7 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	}
 	/* an event that came late after the last chunk's: the figures used a wrong end */
 	if (t->tab.end_ns != hint)
-		return fall_back(path, "an event came late after the last chunk's");
+		return hs_cli_stream_fall_back(path, "an event came late after the last chunk's");
 	if (hs_reader_warning(t->r)[0])
 		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(t->r));
 	if (hs_stacks_init(&t->st, t->r, f->hide, f->nhide, !f->no_default_hide, (enum hs_group_by)by) < 0)

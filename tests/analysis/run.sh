@@ -316,7 +316,7 @@ else
 fi
 
 # ------------------------------------------------------------ streaming pass vs table
-# leaks and flame stream over the trace when the filter allows it; the table
+# leaks, flame and timeline stream over the trace when the filter allows it; the table
 # path (HEAPSCOPE_STREAM=off, and every filter that needs the peak or a
 # thread) must give the very same output. must: no silent fallback.
 same_both() {
@@ -343,7 +343,11 @@ for tr in "$L" "$W/leaky2.hst" "$P" "$W/newer.hst" "$W/sampled.hst"; do
     same_both "stream-flame-bytes-$n" flame --folded "$tr"
     same_both "stream-flame-count-$n" flame --folded --weight count "$tr"
     same_both "stream-flame-leaked-$n" flame --folded --weight leaked "$tr"
+    same_both "stream-timeline-$n" timeline --json "$tr"
+    same_both "stream-timeline-calls-by-line-$n" timeline --csv --sort calls --by line --points 37 "$tr"
 done
+same_both stream-timeline-filter timeline --json "$L" --live-between 10% 70% --size-min 64
+same_both stream-timeline-through timeline --csv "$P" --not-through temporaries --sort leaked
 same_both stream-leaks-size leaks --json --all -n 0 "$L" --size-min 100 --size-max 100
 same_both stream-leaks-window leaks --json --all -n 0 "$L" --allocated-between 0% 50%
 same_both stream-leaks-live leaks --json --all -n 0 "$L" --live-between 20% 60%
