@@ -336,6 +336,17 @@ ratio() { # A B -> A/B formatted as 1.23x, or n/a
     awk -v a="$1" -v b="$2" 'BEGIN{ if (b<=0) print "n/a"; else printf "%.2fx\n", a/b }'
 }
 rawratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.4f\n", a/b }'; }
+# WL A B -> median over rounds of that round's A/B, or empty. Each round runs
+# every mode back to back, so the machine's drift between rounds (its speed
+# here varies up to 2x from minute to minute) cancels out of each ratio.
+pmed() {
+    { [ -n "${DEAD[$1:$2]:-}" ] || [ -n "${DEAD[$1:$3]:-}" ]; } && return 0
+    local a=(${TIMES[$1:$2]:-}) b=(${TIMES[$1:$3]:-}) i r=()
+    { [ ${#a[@]} -gt 0 ] && [ ${#a[@]} = ${#b[@]} ]; } || return 0
+    for i in "${!a[@]}"; do r+=("$(rawratio "${a[$i]}" "${b[$i]}")"); done
+    echo "${r[*]}" | median
+}
+xfmt() { if [ -n "$1" ]; then printf '%.2fx' "$1"; else echo n/a; fi; }
 fsize() { [ -n "$1" ] && [ -f "$1" ] && stat -c %s "$1"; }
 
 # events = allocations + frees from `heapscope report --json` on the full trace
@@ -394,7 +405,7 @@ REP=$T/report.txt
     echo "heapscope benchmark  $(date -u '+%Y-%m-%d %H:%M UTC')  $(uname -m), $(nproc) cores, $(uname -r)"
     echo "heapscope: $( [ $HAVE_HS = 1 ] && echo "$HS" || echo "not built ($HS missing)" )   heaptrack: $(heaptrack --version 2>/dev/null | head -n 1 || echo none)"
     echo "python: $PYTHON ($("$PYTHON" -c 'import sys;print(sys.version.split()[0])'))   sqlite3: $(sqlite3 --version 2>/dev/null | cut -d' ' -f1)"
-    echo "runs: $RUNS_DONE (median of $RUNS_DONE wall-time runs per cell; modes interleaved)"
+    echo "runs: $RUNS_DONE (seconds: median of $RUNS_DONE runs; ratios: median of the $RUNS_DONE rounds' own ratios, modes interleaved)"
     echo "RSS source: $( [ -x /usr/bin/time ] && echo '/usr/bin/time -f %M' || echo 'wait4() rusage (bench/timeit.c)')"
     echo
     printf '%-13s %8s %8s %8s %9s | %9s %9s | %8s %8s %7s | %7s %7s\n' \
@@ -403,15 +414,16 @@ REP=$T/report.txt
     for wl in $WLS; do
         n=$(med "$wl" native); f=$(med "$wl" full); s=$(med "$wl" sampled); h=$(med "$wl" heaptrack)
         rp=$(med "$wl" hsreport); hp=$(med "$wl" htprint)
-        sp=$(ratio "$hp" "$rp")
+        sp=$(xfmt "$(pmed "$wl" htprint hsreport)")
         printf '%-13s %8s %8s %8s %9s | %9s %9s | %8s %8s %7s | %7s %7s\n' \
-            "${WL_LABEL[$wl]}" "$(fmt_s "$n")" "$(ratio "$f" "$n")" "$(ratio "$s" "$n")" "$(ratio "$h" "$n")" \
+            "${WL_LABEL[$wl]}" "$(fmt_s "$n")" "$(xfmt "$(pmed "$wl" full native)")" "$(xfmt "$(pmed "$wl" sampled native)")" \
+            "$(xfmt "$(pmed "$wl" heaptrack native)")" \
             "$(bpe "$T/hs-$wl.full" "$wl")" "$(bpe "$(ht_file "$wl")" "$wl")" \
             "$(fmt_s "$rp")" "$(fmt_s "$hp")" "$sp" \
             "$(fmt_mb "$(rss_of "$wl" hsreport)")" "$(fmt_mb "$(rss_of "$wl" htprint)")"
     done
     echo
-    echo "columns: hs-full/hs-samp/heaptrack = wall time / native; B/ev = trace bytes / (allocations+frees"
+    echo "columns: hs-full/hs-samp/heaptrack = wall time / native (per round); B/ev = trace bytes / (allocations+frees"
     echo "  from 'heapscope report --json'$( [ ${#EV_APPROX[@]} -gt 0 ] && echo '; ~ = 2 x heaptrack alloc calls, heapscope n/a')); rep_s = 'heapscope report',"
     echo "  htprt_s = heaptrack_print (same workload), speedup = htprt_s/rep_s; RSS = max RSS of each."
     echo
@@ -422,7 +434,7 @@ REP=$T/report.txt
         row=()
         for m in $HS_TOOLS; do
             t=$(med "$wl" "$m")
-            row+=("$(fmt_s "$t") ($(ratio "$hp" "$t"))")
+            row+=("$(fmt_s "$t") ($(xfmt "$(pmed "$wl" htprint "$m")"))")
         done
         printf '%-13s %16s %16s %16s %16s\n' "${WL_LABEL[$wl]}" "${row[@]}"
     done
@@ -440,12 +452,12 @@ REP=$T/report.txt
     c1=(); c2=(); c3=(); c4=(); c5=(); c6=()
     for wl in $WLS; do
         n=$(med "$wl" native)
-        fr=$(rawratio "$(med "$wl" full)" "$n")
+        fr=$(pmed "$wl" full native)
         case $wl in churn-*) c1+=("$(le "$fr" 3)") ;; *) c2+=("$(le "$fr" 1.3)") ;; esac
-        c3+=("$(le "$(rawratio "$(med "$wl" sampled)" "$n")" 1.05)")
+        c3+=("$(le "$(pmed "$wl" sampled native)" 1.05)")
         hsz=$(fsize "$T/hs-$wl.full"); htz=$(fsize "$(ht_file "$wl")")
         c4+=("$(le "$hsz" "$htz")")
-        for m in $HS_TOOLS; do c5+=("$(ge "$(rawratio "$(med "$wl" htprint)" "$(med "$wl" "$m")")" 4)"); done
+        for m in $HS_TOOLS; do c5+=("$(ge "$(pmed "$wl" htprint "$m")" 4)"); done
         c6+=("$(le "$(rss_of "$wl" hsreport)" "$(rss_of "$wl" htprint)")")
     done
     echo

@@ -24,6 +24,7 @@ struct pass {
 	struct thread_last *threads;
 	size_t nthreads, threads_cap;
 	size_t last_thread;
+	uint32_t tid_memo[64];          /* tid % 64 -> 1 + its index: interleaved threads take turns */
 	struct hs_pending pend;                 /* each thread's latest allocation (pending.h) */
 	struct hs_live_block pend_block[HS_PENDING];
 };
@@ -72,11 +73,18 @@ static void site_change(struct pass *ps, struct hs_site *s, double delta)
 
 static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
 {
+	uint32_t *m = &ps->tid_memo[tid % 64];
+
 	if (ps->last_thread < ps->nthreads && ps->threads[ps->last_thread].tid == tid)
 		return &ps->threads[ps->last_thread];
+	if (*m && ps->threads[*m - 1].tid == tid) {
+		ps->last_thread = *m - 1;
+		return &ps->threads[*m - 1];
+	}
 	for (size_t i = 0; i < ps->nthreads; i++)
 		if (ps->threads[i].tid == tid) {
 			ps->last_thread = i;
+			*m = (uint32_t)i + 1;
 			return &ps->threads[i];
 		}
 	if (ps->nthreads == ps->threads_cap) {
@@ -87,6 +95,7 @@ static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
 	}
 	ps->threads[ps->nthreads] = (struct thread_last){ .tid = tid };
 	ps->last_thread = ps->nthreads;
+	*m = (uint32_t)ps->nthreads + 1;
 	return &ps->threads[ps->nthreads++];
 }
 
