@@ -451,7 +451,8 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
  */
 static inline int sample_skips(struct hs_thread *t, size_t size)
 {
-	if (hs_g.cfg.sample_bytes && (int64_t)size < t->sample_left) {
+	/* full mode leaves sample_left at 0, so that no size is below it: no need to ask the mode */
+	if ((uint64_t)size < (uint64_t)t->sample_left) {
 		t->sample_left -= (int64_t)size;
 		return 1;
 	}

@@ -165,7 +165,7 @@ static inline uint64_t hs_local_xadd(uint64_t *p, uint64_t v)
 
 static inline void hs_local_add(uint64_t *p, uint64_t v)
 {
-	__asm__ volatile("addq %1, %0" : "+m"(*p) : "r"(v));
+	__asm__ volatile("addq %1, %0" : "+m"(*p) : "er"(v));
 }
 
 /*
