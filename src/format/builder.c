@@ -141,14 +141,25 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 			put_s(b, HS_STREAM_PTR, (int64_t)(ev->old_ptr - ev->ptr));
 		pr->cls[cls] = ev->ptr;
 		pr->last = ev->ptr;
+		hs_recent_push(pr, ev->ptr);
 		break;
-	case HS_EVENT_FREE:
-		put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :
-			    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_REALLOCARRAY : HS_REC_FREE);
+	case HS_EVENT_FREE: {
+		int i = -1;
 		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
-		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - pr->last));
+		if (ev->fn != HS_FN_REALLOC && ev->fn != HS_FN_REALLOCARRAY)
+			i = hs_recent_find(pr, ev->ptr);
+		if (i >= 0) {
+			put_type(b, HS_REC_FREE_RECENT);
+			put(b, HS_STREAM_PTR, (uint64_t)i);
+			hs_recent_take(pr, (uint32_t)i);
+		} else {
+			put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :
+				    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_REALLOCARRAY : HS_REC_FREE);
+			put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - pr->last));
+		}
 		pr->last = ev->ptr;
 		break;
+	}
 	case HS_EVENT_MMAP:
 		put_type(b, HS_REC_MMAP);
 		put(b, HS_STREAM_MISC, ev->addr);

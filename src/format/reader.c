@@ -83,9 +83,10 @@ static int read_header(struct hs_reader *r)
 			    "little-endian machine", r->path);
 	r->info.version_major = hs_get_u16(h + 12);
 	r->info.version_minor = hs_get_u16(h + 14);
-	if (r->info.version_major != HS_VERSION_MAJOR)
-		return fail(r, -EINVAL, "'%s' is format version %u.%u (offset 12); this heapscope reads %d.x",
-			    r->path, r->info.version_major, r->info.version_minor, HS_VERSION_MAJOR);
+	if (r->info.version_major < HS_VERSION_MAJOR_OLDEST || r->info.version_major > HS_VERSION_MAJOR)
+		return fail(r, -EINVAL, "'%s' is format version %u.%u (offset 12); this heapscope reads %d.x to %d.x: "
+			    "read it with the heapscope that wrote it", r->path, r->info.version_major,
+			    r->info.version_minor, HS_VERSION_MAJOR_OLDEST, HS_VERSION_MAJOR);
 	hsize = hs_get_u32(h + 16);
 	if (hsize < HS_FILE_HEADER_SIZE || hsize > 65536)
 		return fail(r, -EINVAL, "'%s' has a bad header size %u at offset 16", r->path, hsize);
@@ -365,8 +366,21 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		}
 		pr->cls[cls] = ev->ptr;
 		pr->last = ev->ptr;
+		hs_recent_push(pr, ev->ptr);
 	} else {
 		switch (type) {
+		case HS_REC_FREE_RECENT:
+			ev->kind = HS_EVENT_FREE;
+			ev->fn = HS_FN_FREE;
+			GETS(HS_STREAM_PTR, a);
+			pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
+			if (a >= pr->nrecent)
+				return fail(r, -EINVAL, "'%s' is corrupt: a free names recent allocation %llu of %u at byte %zu "
+					    "of the chunk at offset %llu", r->path, (unsigned long long)a, pr->nrecent,
+					    (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf), (unsigned long long)r->chunk_off);
+			ev->ptr = hs_recent_take(pr, (uint32_t)a);
+			pr->last = ev->ptr;
+			break;
 		case HS_REC_FREE:
 		case HS_REC_FREE_REALLOC:
 		case HS_REC_FREE_REALLOCARRAY:
@@ -442,7 +456,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 	uint64_t v, a, b, c;
 
 	/* allocations and frees are most records: they set their own fields, the rest start from zero */
-	if (type >= HS_REC_ALLOC && type <= HS_REC_FREE_REALLOCARRAY) {
+	if (type >= HS_REC_ALLOC && type <= HS_REC_FREE_RECENT) {
 		ev->old_ptr = 0;
 		ev->size = 0;
 		ev->stack = 0;
@@ -609,6 +623,18 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 		pr->cls[cls] = ev->ptr;
+		hs_recent_push(pr, ev->ptr);
+	} else if (type == HS_REC_FREE_RECENT) {
+		a = fast_varint(&pp, &bad);
+		t = fast_varint(&pt, &bad);
+		pr = current_predict(r);
+		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME] || a >= pr->nrecent)
+			return 0;
+		ev->kind = HS_EVENT_FREE;
+		ev->fn = HS_FN_FREE;
+		ev->ptr = hs_recent_take(pr, (uint32_t)a);
+		ev->size = 0;
+		ev->stack = 0;
 	} else if (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY) {
 		a = fast_varint(&pp, &bad);
 		t = fast_varint(&pt, &bad);

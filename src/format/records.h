@@ -11,8 +11,10 @@
 #define HS_MAGIC "\x89HST\r\n\x1a\n"
 #define HS_MAGIC_LEN 8
 #define HS_BYTE_ORDER_MARK 0x01020304u
-#define HS_VERSION_MAJOR 1
+/* 2.0 added FREE_RECENT, which no 1.x reader may skip; readers still take 1.x */
+#define HS_VERSION_MAJOR 2
 #define HS_VERSION_MINOR 0
+#define HS_VERSION_MAJOR_OLDEST 1
 
 #define HS_FILE_HEADER_SIZE 56
 #define HS_FLAG_SAMPLED 0x1u
@@ -70,6 +72,7 @@ enum hs_record_type {
 	HS_REC_FREE = 0x19,          /* time, ptr */
 	HS_REC_FREE_REALLOC = 0x1a,  /* the same, for the block a realloc released */
 	HS_REC_FREE_REALLOCARRAY = 0x1b,
+	HS_REC_FREE_RECENT = 0x1c,   /* time, ptr: i, the thread's i-th latest allocation of the chunk still in its list */
 	HS_REC_MMAP = 0x20,          /* time, misc: addr, len, prot, flags; stack */
 	HS_REC_MUNMAP = 0x21,        /* time, misc: addr, len */
 	HS_REC_MREMAP = 0x22,        /* time, misc: old_addr, old_len, new_addr, new_len; stack */
@@ -105,10 +108,13 @@ static inline unsigned hs_size_class(uint64_t size)
  * thread, or first used in a chunk, starts from zero.
  */
 #define HS_PREDICT_SLOTS 16
+#define HS_RECENT 16      /* the recent-allocations list of FREE_RECENT */
 struct hs_predict {
 	uint32_t tid;
 	uint32_t chunk;   /* chunk number (from 1) this state belongs to */
 	uint64_t last;
+	uint32_t rhead, nrecent;          /* recent[rhead]: the latest; a ring */
+	uint64_t recent[HS_RECENT];
 	uint64_t cls[HS_SIZE_CLASSES];
 };
 
@@ -119,6 +125,7 @@ static inline struct hs_predict *hs_predict_for(struct hs_predict *slots, uint32
 	if (p->chunk != chunk || p->tid != tid) {
 		memset(p->cls, 0, sizeof(p->cls));
 		p->last = 0;
+		p->nrecent = 0;
 		p->tid = tid;
 		p->chunk = chunk;
 	}
@@ -129,6 +136,41 @@ static inline struct hs_predict *hs_predict_for(struct hs_predict *slots, uint32
 static inline uint64_t hs_predict_alloc(const struct hs_predict *p, unsigned cls)
 {
 	return p->cls[cls] ? p->cls[cls] : p->last;
+}
+
+/*
+ * The thread's latest allocations (docs/FORMAT.md, "Frees"): most blocks
+ * are freed soon, by their own thread, so a free names its block by its
+ * place in this list rather than by an address, which compresses far
+ * better. Every ALLOC enters it; FREE_RECENT takes its block out.
+ */
+static inline void hs_recent_push(struct hs_predict *p, uint64_t ptr)
+{
+	p->rhead = (p->rhead - 1) & (HS_RECENT - 1);
+	p->recent[p->rhead] = ptr;
+	if (p->nrecent < HS_RECENT)
+		p->nrecent++;
+}
+
+/* Place of ptr in the list (0: the latest), or -1. */
+static inline int hs_recent_find(const struct hs_predict *p, uint64_t ptr)
+{
+	for (uint32_t i = 0; i < p->nrecent; i++)
+		if (p->recent[(p->rhead + i) & (HS_RECENT - 1)] == ptr)
+			return (int)i;
+	return -1;
+}
+
+/* Takes out the entry at place i < nrecent: the later ones move up. */
+static inline uint64_t hs_recent_take(struct hs_predict *p, uint32_t i)
+{
+	uint64_t v = p->recent[(p->rhead + i) & (HS_RECENT - 1)];
+
+	for (uint32_t k = i; k > 0; k--)
+		p->recent[(p->rhead + k) & (HS_RECENT - 1)] = p->recent[(p->rhead + k - 1) & (HS_RECENT - 1)];
+	p->rhead = (p->rhead + 1) & (HS_RECENT - 1);
+	p->nrecent--;
+	return v;
 }
 
 /* Types a later minor version may add, followed by their length in misc (docs/FORMAT.md). */

@@ -221,9 +221,22 @@ int main(void)
 	h[41] ^= 0x40; /* pid */
 	open_fails("errors-header-checksum", write_bytes("bad-crc", h, sizeof(h)), "checksum", 1);
 	memcpy(h, good.file.d, sizeof(h));
-	hs_put_u16(h + 12, 2);
+	hs_put_u16(h + 12, 3);
 	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
-	open_fails("errors-major-version", write_bytes("v2", h, sizeof(h)), "version 2.0", 1);
+	open_fails("errors-major-version", write_bytes("v3", h, sizeof(h)), "is format version 3.0", 1);
+	{
+		/* 1.x files (no FREE_RECENT) are still read: the whole good trace, relabelled 1.0 */
+		static uint8_t v1[1 << 16];
+		struct outcome o1;
+		if (good.file.n <= sizeof(v1)) {
+			memcpy(v1, good.file.d, good.file.n);
+			hs_put_u16(v1 + 12, 1);
+			hs_put_u32(v1 + 52, hs_crc32c(0, v1, 52));
+			o1 = read_all(write_bytes("v1", v1, good.file.n));
+			check_report(o1.rc == 0 && o1.events == 5, "errors-major-version-1-read",
+				     "expected 5 events and a clean end got %d, rc=%d (%s)", o1.events, o1.rc, o1.err);
+		}
+	}
 	memcpy(h, good.file.d, sizeof(h));
 	hs_put_u32(h + 8, 0x04030201u);
 	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
@@ -380,6 +393,16 @@ int main(void)
 			st.s[HS_STREAM_PTR] = ptr;
 			st.n[HS_STREAM_PTR] = sizeof(ptr);
 			streams_rejected("errors-event-without-time", st, "malformed");
+		}
+		/* a free that names a recent allocation the thread does not have */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT }, m[] = { 1 }, ptr[] = { 0 }, tm[] = { 0 };
+			struct streams st = STREAMS(t, m);
+			st.s[HS_STREAM_PTR] = ptr;
+			st.n[HS_STREAM_PTR] = sizeof(ptr);
+			st.s[HS_STREAM_TIME] = tm;
+			st.n[HS_STREAM_TIME] = sizeof(tm);
+			streams_rejected("errors-free-recent-out-of-list", st, "names recent allocation 0 of 0");
 		}
 		static const uint8_t t_marker[] = { HS_REC_MARKER }, marker_len[] = { 1, 1, 50, 'a', 'b' };
 		streams_rejected("errors-marker-past-end", STREAMS(t_marker, marker_len), "malformed");
