@@ -15,6 +15,9 @@ struct moments {
 	uint64_t end;
 	uint32_t n;
 	double scale;
+	/* the last answer k and its range of ns * (n-1): (lo, hi]; neighbours in time share it */
+	uint64_t lo, hi;
+	uint32_t k;
 };
 
 static void moments_init(struct moments *m, uint64_t end, uint32_t n)
@@ -22,9 +25,11 @@ static void moments_init(struct moments *m, uint64_t end, uint32_t n)
 	m->end = end;
 	m->n = n;
 	m->scale = end ? (double)(n - 1) / (double)end : 0;
+	m->lo = m->hi = 0;
+	m->k = 0;
 }
 
-static inline uint32_t first_at(const struct moments *m, uint64_t ns)
+static inline uint32_t first_at(struct moments *m, uint64_t ns)
 {
 	uint64_t want;
 	double x;
@@ -35,13 +40,30 @@ static inline uint32_t first_at(const struct moments *m, uint64_t ns)
 	if (ns > m->end)
 		return m->n;
 	want = ns * (m->n - 1);
-	x = (double)ns * m->scale;
+	if (want > m->lo && want <= m->hi)
+		return m->k;
+	x = (double)(int64_t)ns * m->scale;   /* signed: one instruction, and ns < 2^48 */
 	k = x < (double)(m->n - 1) ? (uint32_t)x : m->n - 1;
 	while ((uint64_t)k * m->end < want)
 		k++;
 	while (k > 0 && (uint64_t)(k - 1) * m->end >= want)
 		k--;
+	if (k > 0) {
+		m->lo = (uint64_t)(k - 1) * m->end;
+		m->hi = (uint64_t)k * m->end;
+		m->k = k;
+	}
 	return k;
+}
+
+/* first_at(t1) for a block born at moment k1 (t1 >= its birth): most die before the next moment. */
+static inline uint32_t death_at(struct moments *m, uint32_t k1, uint64_t t1)
+{
+	if (t1 == HS_ALLOC_NEVER)
+		return UINT32_MAX;
+	if (!m->end || (t1 <= m->end && (uint64_t)k1 * m->end >= t1 * (m->n - 1)))
+		return k1;
+	return first_at(m, t1);
 }
 
 /* Adds w to the moments [k1, k2) where a block is live; k2 UINT32_MAX: never freed. */
@@ -137,8 +159,8 @@ int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struc
 		goto out;
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
-		uint32_t k1 = first_at(&m, hs_alloc_time(a));
-		uint32_t k2 = hs_alloc_leaked(a) ? UINT32_MAX : first_at(&m, hs_alloc_free_time(a));
+		uint64_t t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
+		uint32_t k1 = first_at(&m, t0), k2 = t1 < t0 ? first_at(&m, t1) : death_at(&m, k1, t1);
 		double w;
 
 		/* born and gone between two moments: live at none of them */
@@ -237,7 +259,7 @@ int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *
 static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a, uint64_t seq, uint64_t peak_ns)
 {
 	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
-	uint32_t n = ts->n, k1 = first_at(&ts->m, t0), k2 = t1 == HS_ALLOC_NEVER ? UINT32_MAX : first_at(&ts->m, t1);
+	uint32_t n = ts->n, k1 = first_at(&ts->m, t0), k2 = t1 < t0 ? first_at(&ts->m, t1) : death_at(&ts->m, k1, t1);
 	double w = ts->t.sample_bytes ? hs_alloctab_weight(&ts->t, size) : 1.0, b = (double)size * w;
 	struct per_stack *p;
 	struct hs_top_row *r;
