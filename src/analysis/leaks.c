@@ -40,6 +40,7 @@ static int grow(struct hs_leaks_site **sites, uint32_t *cap, uint32_t key)
 struct buckets {
 	double scale;
 	uint64_t edge[HS_LEAKS_BUCKETS + 1];   /* edge[b]: first time of bucket b */
+	unsigned last;                         /* the last answer: neighbours in time share it */
 };
 
 static void buckets_init(struct buckets *bk, uint64_t end)
@@ -49,22 +50,28 @@ static void buckets_init(struct buckets *bk, uint64_t end)
 		bk->edge[b] = end ? ((unsigned __int128)b * end + HS_LEAKS_BUCKETS - 1) / HS_LEAKS_BUCKETS : 0;
 	if (!end)
 		bk->edge[HS_LEAKS_BUCKETS] = UINT64_MAX;
+	bk->last = 0;
 }
 
-static inline unsigned bucket(const struct buckets *bk, uint64_t ns)
+static inline unsigned bucket(struct buckets *bk, uint64_t ns)
 {
-	double x = (double)ns * bk->scale;
-	unsigned b = x < HS_LEAKS_BUCKETS - 1 ? (unsigned)x : HS_LEAKS_BUCKETS - 1;
+	double x;
+	unsigned b = bk->last;
 
+	if (ns >= bk->edge[b] && (b == HS_LEAKS_BUCKETS - 1 || ns < bk->edge[b + 1]))
+		return b;
+	x = (double)(int64_t)(ns & HS_ALLOC_TIME_MASK) * bk->scale;
+	b = x < HS_LEAKS_BUCKETS - 1 ? (unsigned)x : HS_LEAKS_BUCKETS - 1;
 	while (b > 0 && ns < bk->edge[b])
 		b--;
 	while (b < HS_LEAKS_BUCKETS - 1 && ns >= bk->edge[b + 1])
 		b++;
+	bk->last = b;
 	return b;
 }
 
 /* A block's live bytes into a difference array; none when it came and went within one bucket. */
-static inline void span(const struct buckets *bk, double *d, uint64_t t0, uint64_t t1, double b)
+static inline void span(struct buckets *bk, double *d, uint64_t t0, uint64_t t1, double b)
 {
 	unsigned b0 = bucket(bk, t0);
 
