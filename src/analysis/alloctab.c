@@ -239,6 +239,7 @@ static inline uint32_t thread_index(struct pass *ps, uint32_t tid)
 	return m->idx;
 }
 
+/* Whole huge pages: a 10M-allocation table otherwise takes 60,000 page faults to fill. */
 static int add_block(struct hs_alloctab *t)
 {
 	if (t->nblocks == t->blocks_cap) {
@@ -310,26 +311,14 @@ static int take_slot(struct pass *ps, uint32_t *idx)
 static int append(struct pass *ps, uint32_t *idx)
 {
 	struct hs_alloctab *t = ps->t;
+	int rc;
 
 	if (ps->sink)
 		return take_slot(ps, idx);
 	if (t->n >= UINT32_MAX - 1)
 		return -EOVERFLOW;
-	if ((t->n & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0) {
-		if (t->nblocks == t->blocks_cap) {
-			size_t cap = t->blocks_cap ? t->blocks_cap * 2 : 64;
-			struct hs_alloc **b = realloc(t->blocks, cap * sizeof(*b));
-			if (!b)
-				return -ENOMEM;
-			t->blocks = b;
-			t->blocks_cap = cap;
-		}
-		/* whole huge pages: a 10M-allocation table otherwise takes 60,000 page faults to fill */
-		t->blocks[t->nblocks] = alloc_block();
-		if (!t->blocks[t->nblocks])
-			return -ENOMEM;
-		t->nblocks++;
-	}
+	if ((t->n & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0 && (rc = add_block(t)) < 0)
+		return rc;
 	*idx = (uint32_t)t->n++;
 	return 0;
 }

@@ -267,20 +267,23 @@ int hs_filter_streamable(const struct hs_filter *f)
 	return 1;
 }
 
-void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns)
+/* The conditions that need no stack or thread: times against the run, and fate. */
+static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns)
 {
 	for (int k = 0; k < HS_FT_COUNT; k++)
 		if (f->have_time & 1u << k)
-			f->t[k] = hs_timespec_resolve(&f->time[k], end_ns, 0);
+			f->t[k] = hs_timespec_resolve(&f->time[k], end_ns, peak_ns);
 	f->empty = f->leaked && f->temporary;
+}
+
+void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns)
+{
+	prepare_times(f, end_ns, 0);
 }
 
 int hs_filter_prepare(struct hs_filter *f, const struct hs_alloctab *t, struct hs_stacks *st)
 {
-	for (int k = 0; k < HS_FT_COUNT; k++)
-		if (f->have_time & 1u << k)
-			f->t[k] = hs_timespec_resolve(&f->time[k], t->end_ns, t->peak_ns);
-	f->empty = f->leaked && f->temporary;
+	prepare_times(f, t->end_ns, t->peak_ns);
 	if (f->ntids) {
 		int found = 0;
 		f->thread_ok = calloc(t->ntids + 1, 1);

@@ -162,25 +162,25 @@ static int insert(struct hs_flame *fl, struct hs_stacks *st, uint32_t folded, do
 	return 0;
 }
 
-/* Room for folded id k in fl->w and fl->c. */
-static int reserve(struct hs_flame *fl, uint32_t k)
+/* Room for index k in a pair of zeroed weight arrays of *n entries (weights and counts). */
+static int reserve(double **w, double **c, uint32_t *n, uint32_t k)
 {
-	uint32_t cap = fl->nw ? fl->nw : 1024;
+	uint32_t cap = *n ? *n : 1024;
 	double *nw, *nc;
 
-	if (k < fl->nw)
+	if (k < *n)
 		return 0;
 	while (cap <= k)
 		cap *= 2;
-	if (!(nw = realloc(fl->w, cap * sizeof(*nw))))
+	if (!(nw = realloc(*w, cap * sizeof(*nw))))
 		return -ENOMEM;
-	fl->w = nw;
-	if (!(nc = realloc(fl->c, cap * sizeof(*nc))))
+	*w = nw;
+	if (!(nc = realloc(*c, cap * sizeof(*nc))))
 		return -ENOMEM;
-	fl->c = nc;
-	memset(nw + fl->nw, 0, (cap - fl->nw) * sizeof(*nw));
-	memset(nc + fl->nw, 0, (cap - fl->nw) * sizeof(*nc));
-	fl->nw = cap;
+	*c = nc;
+	memset(nw + *n, 0, (cap - *n) * sizeof(*nw));
+	memset(nc + *n, 0, (cap - *n) * sizeof(*nc));
+	*n = cap;
 	return 0;
 }
 
@@ -235,7 +235,7 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 			last_k = hs_stacks_folded(st, a->stack);
 		}
 		k = last_k;
-		if ((rc = reserve(fl, k)) < 0)
+		if ((rc = reserve(&fl->w, &fl->c, &fl->nw, k)) < 0)
 			goto out;
 		fl->w[k] += w;
 		fl->c[k] += c;
@@ -287,21 +287,8 @@ static int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a)
 		return 0;
 	if (fs->weight == HS_WEIGHT_LIVE && (hs_alloc_time(a) > fs->at_ns || hs_alloc_free_time(a) <= fs->at_ns))
 		return 0;
-	if (a->stack >= fs->n) {
-		uint32_t cap = fs->n ? fs->n : 1024;
-		double *nw, *nc;
-		while (cap <= a->stack)
-			cap *= 2;
-		if (!(nw = realloc(fs->w, cap * sizeof(*nw))))
-			return -ENOMEM;
-		fs->w = nw;
-		if (!(nc = realloc(fs->c, cap * sizeof(*nc))))
-			return -ENOMEM;
-		fs->c = nc;
-		memset(nw + fs->n, 0, (cap - fs->n) * sizeof(*nw));
-		memset(nc + fs->n, 0, (cap - fs->n) * sizeof(*nc));
-		fs->n = cap;
-	}
+	if (reserve(&fs->w, &fs->c, &fs->n, a->stack) < 0)
+		return -ENOMEM;
 	size = hs_alloc_size(a);
 	w = c = fs->t.sample_bytes ? hs_alloctab_weight(&fs->t, size) : 1.0;
 	if (fs->weight != HS_WEIGHT_COUNT)
@@ -337,7 +324,7 @@ int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, cons
 		if (fs->c[id] <= 0 || (fs->f->stack_ok && !hs_filter_stack(fs->f, id)))
 			continue;
 		k = hs_stacks_folded(st, id);
-		if ((rc = reserve(fl, k)) < 0)
+		if ((rc = reserve(&fl->w, &fl->c, &fl->nw, k)) < 0)
 			return rc;
 		fl->w[k] += fs->w[id];
 		fl->c[k] += fs->c[id];

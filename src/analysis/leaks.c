@@ -83,6 +83,35 @@ static inline void span(struct buckets *bk, double *d, uint64_t t0, uint64_t t1,
 	}
 }
 
+/* One allocation's share of its site's fates (flags: HS_ALLOC_CONT, HS_ALLOC_GROWN); both passes count through here. */
+__attribute__((always_inline)) static inline void site_add(struct hs_leaks_site *s, const struct hs_alloc *a, double w,
+							   uint64_t end, uint64_t late, uint64_t min_life, unsigned flags)
+{
+	uint64_t t1 = hs_alloc_free_time(a);
+	double b = w * (double)hs_alloc_size(a);
+
+	s->calls += w;
+	s->bytes += b;
+	if (t1 == HS_ALLOC_NEVER) {
+		s->leaked_count += w;
+		s->leaked_bytes += b;
+	} else if (t1 >= late) {
+		s->freed_end_count += w;
+		s->freed_end_bytes += b;
+	}
+	if (t1 == HS_ALLOC_NEVER || (t1 >= late && hs_alloc_lifetime(a, end) >= min_life)) {
+		s->kept_count += w;
+		s->kept_bytes += b;
+		if (flags & HS_ALLOC_CONT)
+			s->chain_ends_kept += w;
+	}
+	if (flags & HS_ALLOC_CONT) {
+		s->reallocs += w;
+		if (flags & HS_ALLOC_GROWN)
+			s->reallocs_grown += w;
+	}
+}
+
 /* Walks the filtered allocations in table order; realloc links are in that order too. */
 static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		     struct hs_leaks_site **sites, uint32_t *cap)
@@ -94,8 +123,6 @@ static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
 		struct hs_leaks_site *s;
-		uint64_t size, t1;
-		double w, b;
 		int cont = 0;
 
 		while (j < t->nlinks && t->links[j].to < i)
@@ -111,34 +138,13 @@ static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs
 		if (key >= *cap && (rc = grow(sites, cap, key)) < 0)
 			return rc;
 		s = &(*sites)[key];
-		size = hs_alloc_size(a);
-		t1 = hs_alloc_free_time(a);
-		w = hs_alloctab_weight(t, size);
-		b = w * (double)size;
 		if (s->calls == 0) {
 			s->stack = a->stack;
 			s->first = i;
 		}
-		s->calls += w;
-		s->bytes += b;
-		if (t1 == HS_ALLOC_NEVER) {
-			s->leaked_count += w;
-			s->leaked_bytes += b;
-		} else if (t1 >= late) {
-			s->freed_end_count += w;
-			s->freed_end_bytes += b;
-		}
-		if (t1 == HS_ALLOC_NEVER || (t1 >= late && hs_alloc_lifetime(a, end) >= min_life)) {
-			s->kept_count += w;
-			s->kept_bytes += b;
-			if (cont)
-				s->chain_ends_kept += w;
-		}
-		if (cont) {
-			s->reallocs += w;
-			if (size > hs_alloc_size(hs_alloctab_at(t, t->links[j].from)))
-				s->reallocs_grown += w;
-		}
+		site_add(s, a, hs_alloctab_weight(t, hs_alloc_size(a)), end, late, min_life,
+			 cont ? HS_ALLOC_CONT | (hs_alloc_size(a) > hs_alloc_size(hs_alloctab_at(t, t->links[j].from)) ?
+						  HS_ALLOC_GROWN : 0) : 0);
 		lk->records++;
 	}
 	return 0;
@@ -327,8 +333,7 @@ static int leaks_one(struct hs_leaks_stream *ls, const struct hs_alloc *a, uint6
 {
 	struct per_stack *p;
 	struct hs_leaks_site *s;
-	uint64_t size, t1;
-	double w, b;
+	double w;
 
 	if (!ls->all && !hs_filter_match(ls->f, &ls->t, a))
 		return 0;
@@ -350,34 +355,12 @@ static int leaks_one(struct hs_leaks_stream *ls, const struct hs_alloc *a, uint6
 		p->s.first = seq;
 	}
 	s = &p->s;
-	size = hs_alloc_size(a);
-	t1 = hs_alloc_free_time(a);
-	w = hs_alloctab_weight(&ls->t, size);
-	b = w * (double)size;
+	w = hs_alloctab_weight(&ls->t, hs_alloc_size(a));
 	if (seq < s->first)
 		s->first = seq;
-	s->calls += w;
-	s->bytes += b;
-	if (t1 == HS_ALLOC_NEVER) {
-		s->leaked_count += w;
-		s->leaked_bytes += b;
-	} else if (t1 >= ls->late) {
-		s->freed_end_count += w;
-		s->freed_end_bytes += b;
-	}
-	if (t1 == HS_ALLOC_NEVER || (t1 >= ls->late && hs_alloc_lifetime(a, ls->t.end_ns) >= ls->min_life)) {
-		s->kept_count += w;
-		s->kept_bytes += b;
-		if (flags & HS_ALLOC_CONT)
-			s->chain_ends_kept += w;
-	}
-	if (flags & HS_ALLOC_CONT) {
-		s->reallocs += w;
-		if (flags & HS_ALLOC_GROWN)
-			s->reallocs_grown += w;
-	}
+	site_add(s, a, w, ls->t.end_ns, ls->late, ls->min_life, flags);
 	p->records++;
-	span(&ls->bk, p->diff, hs_alloc_time(a), t1, b);
+	span(&ls->bk, p->diff, hs_alloc_time(a), hs_alloc_free_time(a), w * (double)hs_alloc_size(a));
 	return 0;
 }
 
