@@ -63,7 +63,7 @@ $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_S
 	@rm -f $@
 	$(call say,AR,$@)ar rcs $@ $^
 
-READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -lstdc++ -lm -lpthread
+READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread
 
 $(CLI): $(call obj,$(CLI_SRC) $(VIEWER_SRC)) $(BUILD)/obj/gen/assets.o $(LIB_READER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(READER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'

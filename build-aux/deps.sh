@@ -2,13 +2,15 @@
 # deps.sh - installs the Debian packages heapscope needs (when root), or prints the command and stops
 # usage: build-aux/deps.sh build|test|demo|bench
 set -e
-want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libmicrohttpd-dev"
+want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libmicrohttpd-dev libiberty-dev"
 case "$1" in
 test) want="$want valgrind heaptrack sqlite3 python3 clang libclang-rt-14-dev nodejs chromium" ;;
 # heaptrack-gui: the viewer's load time is compared with it
 bench) want="$want valgrind heaptrack heaptrack-gui sqlite3 python3 clang libclang-rt-14-dev nodejs chromium" ;;
 demo) want="$want" ;;
 esac
+# the Rust test program: any rustc on PATH (rustup's) will do, else Debian's
+case "$1" in test|bench) command -v rustc >/dev/null 2>&1 || want="$want rustc" ;; esac
 missing=""
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -7,7 +7,7 @@
  * allocation time: a growing median means a growing backlog.
  *
  *   cc -std=c11 -Iinclude queue_lifetimes.c build/libheapscope-reader.a \
- *      $(pkg-config --libs libdw libzstd) -lstdc++ -lm -lpthread
+ *      $(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread
  *   ./a.out trace.hst 'queue_push|enqueue' 1
  *
  * It uses only include/heapscope/reader.h; the pairing is a small hash map

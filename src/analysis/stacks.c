@@ -17,8 +17,8 @@
 static const char plumbing_functions[] =
 	"^(operator (new|delete)(\\[\\])?( *\\(|$)"
 	"|(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|_start)$"
-	"|__libc_|__GI_|_dl_|__rust_(alloc|alloc_zeroed|realloc|dealloc)|__rdl_|__rg_"
-	"|alloc::alloc::|<alloc::alloc::Global as |alloc::raw_vec::finish_grow"
+	"|__libc_|__GI_|_dl_|(__rustc::)?__rust_(alloc|alloc_zeroed|realloc|dealloc)|__rdl_|__rg_"
+	"|alloc::alloc::|<alloc::alloc::Global( as |>::)|<?alloc::raw_vec::|<?alloc::boxed::(box_new|Box<.*>>?::new)"
 	"|std::__new_allocator<|__gnu_cxx::new_allocator<|std::allocator<|std::allocator_traits<)";
 
 /* Modules whose every frame is plumbing: the C library, the dynamic loader, heapscope itself. */
@@ -56,16 +56,25 @@ int hs_stacks_frame_matches(const struct hs_frame *fr, const regex_t *re)
 	       (fr->module && regexec(re, fr->module, 0, NULL, 0) == 0);
 }
 
+int hs_plumbing_init(regex_t *re)
+{
+	return regcomp(re, plumbing_functions, REG_EXTENDED | REG_NOSUB) == 0 ? 0 : -EINVAL;
+}
+
+int hs_plumbing_matches(const regex_t *re, const struct hs_frame *fr)
+{
+	const char *m = base_name(fr->module);
+
+	for (size_t i = 0; m && i < sizeof(plumbing_modules) / sizeof(plumbing_modules[0]); i++)
+		if (!strncmp(m, plumbing_modules[i], strlen(plumbing_modules[i])))
+			return 1;
+	return fr->function && regexec(re, fr->function, 0, NULL, 0) == 0;
+}
+
 int hs_stacks_hidden(struct hs_stacks *st, const struct hs_frame *fr)
 {
-	if (st->plumbing) {
-		const char *m = base_name(fr->module);
-		for (size_t i = 0; m && i < sizeof(plumbing_modules) / sizeof(plumbing_modules[0]); i++)
-			if (!strncmp(m, plumbing_modules[i], strlen(plumbing_modules[i])))
-				return 1;
-		if (fr->function && st->have_plumbing_re && regexec(&st->plumbing_re, fr->function, 0, NULL, 0) == 0)
-			return 1;
-	}
+	if (st->plumbing && st->have_plumbing_re && hs_plumbing_matches(&st->plumbing_re, fr))
+		return 1;
 	for (int i = 0; i < st->nhide; i++)
 		if (hs_stacks_frame_matches(fr, &st->hide[i]))
 			return 1;
@@ -80,7 +89,7 @@ int hs_stacks_init(struct hs_stacks *st, struct hs_reader *r, const regex_t *hid
 	st->nhide = nhide;
 	st->plumbing = plumbing;
 	st->by = by;
-	if (regcomp(&st->plumbing_re, plumbing_functions, REG_EXTENDED | REG_NOSUB) != 0)
+	if (hs_plumbing_init(&st->plumbing_re) < 0)
 		return -EINVAL;
 	st->have_plumbing_re = 1;
 	st->nstacks = hs_reader_stack_count(r);

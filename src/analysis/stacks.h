@@ -101,4 +101,12 @@ void hs_stacks_frame_name(const struct hs_frame *fr, enum hs_group_by by, char *
 /* 1 if any frame (hidden ones included) of the stack's innermost address has a field matching re. */
 int hs_stacks_frame_matches(const struct hs_frame *fr, const regex_t *re);
 
+/*
+ * The built-in allocator and runtime plumbing (operator new, the C
+ * library, Rust's alloc:: internals ...), for callers without a struct
+ * hs_stacks: hs_plumbing_init compiles it into re (regfree when done).
+ */
+int hs_plumbing_init(regex_t *re);
+int hs_plumbing_matches(const regex_t *re, const struct hs_frame *fr);
+
 #endif

@@ -3,12 +3,11 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reader-internal.h"
-
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define HS_MAX_INLINE 32
 
@@ -56,27 +55,21 @@ static const char *keep_copy(struct hs_symbols *s, const char *str)
 	return str ? keep(s, hs_strndup(str, strlen(str))) : NULL;
 }
 
-/* Demangles C++ and Rust (legacy) names; Rust's trailing ::h<hash> is dropped. */
+/*
+ * C++ and Rust names, as libiberty demangles them (binutils' and gdb's
+ * demangler): Rust legacy names first, since they look like C++, without
+ * their ::h<hash>; Rust v0 (current toolchains' standard library); C++.
+ */
 static const char *pretty(struct hs_symbols *s, const char *name)
 {
-	int status = 0;
 	char *d;
-	size_t n;
 
 	if (!name)
 		return NULL;
-	if (strncmp(name, "_Z", 2) != 0)
+	if (strncmp(name, "_Z", 2) != 0 && strncmp(name, "_R", 2) != 0)
 		return keep_copy(s, name);
-	d = __cxa_demangle(name, NULL, NULL, &status);
-	if (!d || status != 0) {
-		free(d);
-		return keep_copy(s, name);
-	}
-	n = strlen(d);
-	if (n > 19 && d[n - 19] == ':' && d[n - 18] == ':' && d[n - 17] == 'h' &&
-	    strspn(d + n - 16, "0123456789abcdef") == 16)
-		d[n - 19] = 0;
-	return keep(s, d);
+	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	return d ? keep(s, d) : keep_copy(s, name);
 }
 
 static void free_dwfl(struct hs_symbols *s)
@@ -169,6 +162,79 @@ static const struct hs_module *find_module(struct hs_reader *r, uint64_t pc)
 	return NULL;
 }
 
+/*
+ * Below parent, the functions and inlined calls around pc, outermost first
+ * in chain[depth..]; returns the new depth. Namespaces and types are walked
+ * too: Rust puts its functions inside namespace DIEs, and there libdw's
+ * dwarf_getscopes (0.188) finds nothing.
+ */
+static int walk_scopes(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int depth, int max)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(parent, &child) != 0)
+		return depth;
+	do {
+		int tag = dwarf_tag(&child);
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			if (tag != DW_TAG_lexical_block && depth < max)
+				chain[depth++] = child;
+			return walk_scopes(&child, pc, chain, depth, max);
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+		case DW_TAG_union_type: {
+			int d = walk_scopes(&child, pc, chain, depth, max);
+			if (d > depth)
+				return d;
+			break;
+		}
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return depth;
+}
+
+/*
+ * The scopes at pc, innermost first, found by walking the units whose
+ * ranges hold it: for when dwarf_getscopes finds none (see walk_scopes).
+ */
+static int scopes_by_walk(Dwfl_Module *mod, uint64_t pc, Dwarf_Die **cu, Dwarf_Addr *bias, Dwarf_Die **scopes)
+{
+	Dwarf_Die *c = NULL, *chain;
+	Dwarf_Addr b;
+	int n = 0;
+
+	chain = malloc(HS_MAX_INLINE * sizeof(*chain));
+	if (!chain)
+		return 0;
+	while (n == 0 && (c = dwfl_module_nextcu(mod, c, &b)) != NULL) {
+		if (dwarf_haspc(c, pc - b) <= 0)
+			continue;
+		n = walk_scopes(c, pc - b, chain, 0, HS_MAX_INLINE);
+		if (n > 0) {
+			*cu = c;
+			*bias = b;
+		}
+	}
+	for (int i = 0; i < n / 2; i++) {
+		Dwarf_Die t = chain[i];
+		chain[i] = chain[n - 1 - i];
+		chain[n - 1 - i] = t;
+	}
+	free(*scopes);
+	*scopes = chain;
+	return n;
+}
+
 static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int max)
 {
 	struct hs_symbols *s = r->sym;
@@ -179,7 +245,7 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = NULL, *scopes = NULL;
 	Dwfl_Line *src;
-	int n = 0, nscopes;
+	int n = 0, nscopes, walked = 0;
 
 	out[0] = (struct hs_frame){ .address = ret, .module = m ? m->path : NULL };
 	if (!mod)
@@ -196,6 +262,8 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 	}
 	cu = dwfl_module_addrdie(mod, pc, &bias);
 	nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	if (nscopes <= 0 && (nscopes = scopes_by_walk(mod, pc, &cu, &bias, &scopes)) > 0)
+		walked = 1;
 	if (nscopes > 0) {
 		/* getscopes continues an inlined function in its abstract tree; the concrete chain has the callers */
 		Dwarf_Die inner, *chain = NULL;
@@ -203,7 +271,7 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 		const char *file = out[0].file;
 		int line = out[0].line;
 
-		if (dw && dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner)) {
+		if (!walked && dw && dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner)) {
 			free(scopes);
 			scopes = NULL;
 			nscopes = dwarf_getscopes_die(&inner, &chain);

@@ -1,8 +1,10 @@
 /* report.c - the report as 80-column text and as JSON (heapscope-report/1) */
 #include "report.h"
 
+#include <regex.h>
 #include <string.h>
 
+#include "../analysis/stacks.h"
 #include "format.h"
 
 #define TEXT_FRAMES 8
@@ -81,6 +83,8 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	const struct hs_trace_info *in = rep->info;
 	char a[64], b[64], c[64], d[64], e[64];
 	struct hs_frame frames[MAX_FRAMES];
+	regex_t plumbing;
+	int have_re;
 
 	fprintf(f, "heapscope report of %s\n\n", path);
 	fprintf(f, "command      ");
@@ -119,6 +123,7 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 
 	if (rep->ntop[HS_RANK_BYTES])
 		fprintf(f, "\nsites: bytes / calls   peak: live at peak heap   leaked: bytes / blocks\n");
+	have_re = hs_plumbing_init(&plumbing) == 0;
 	for (int k = 0; k < HS_RANK_COUNT; k++) {
 		if (!rep->ntop[k])
 			continue;
@@ -130,14 +135,24 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 				hs_fmt_bytes(a, sizeof(a), s->bytes), hs_fmt_count(b, sizeof(b), s->calls),
 				hs_fmt_bytes(c, sizeof(c), s->peak_bytes), hs_fmt_bytes(d, sizeof(d), s->leaked_bytes),
 				hs_fmt_count(e, sizeof(e), s->leaked_count));
-			for (int j = 0; j < n && j < TEXT_FRAMES; j++)
+			/* operator new, Rust's alloc:: ...: the program's own frame first */
+			int j0 = 0, shown;
+			while (have_re && j0 < n && hs_plumbing_matches(&plumbing, &frames[j0]))
+				j0++;
+			if (j0 == n)
+				j0 = 0;
+			shown = n - j0 < TEXT_FRAMES ? n - j0 : TEXT_FRAMES;
+			for (int j = j0; j < j0 + shown; j++)
 				text_frame(f, &frames[j]);
-			if (n > TEXT_FRAMES)
-				fprintf(f, "      ... %d more frames (--json shows all)\n", n - TEXT_FRAMES);
+			if (n > shown)
+				fprintf(f, "      ... %d more frames%s (--json shows all)\n", n - shown,
+					j0 ? ", allocator ones above these included" : "");
 			if (n == 0)
 				fprintf(f, "      (no backtrace)\n");
 		}
 	}
+	if (have_re)
+		regfree(&plumbing);
 }
 
 static void json_site(FILE *f, struct hs_reader *r, const struct hs_site *s)

@@ -303,7 +303,7 @@ fi
 # ------------------------------------------------------------ custom analysis in C (docs/examples/queue_lifetimes.c)
 EX=$ROOT/docs/examples/queue_lifetimes.c
 if gcc -std=c11 -Wall -Wextra -Werror -I"$ROOT/include" -o "$W/queue_lifetimes" "$EX" "$BD/libheapscope-reader.a" \
-    $(pkg-config --libs libdw libzstd) -lstdc++ -lm -lpthread 2>"$W/cc.log"; then
+    $(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread 2>"$W/cc.log"; then
     ok example-builds
     if "$W/queue_lifetimes" "$L" enqueue 0.25 >"$W/example.txt" 2>"$W/err"; then
         # one line per quarter second; the median lifetime grows along with the backlog

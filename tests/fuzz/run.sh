@@ -38,7 +38,7 @@ for src in src/common/crc32c.c src/format/reader.c src/format/symbolize.c src/fo
 done
 # shellcheck disable=SC2086
 err=$("$CLANG" "${cflags[@]}" "${san[@]}" -o "$out/fuzz_reader" tests/fuzz/fuzz_reader.c "${objs[@]}" \
-	$libs -lstdc++ -lm -lpthread 2>&1) || { echo "$err" >&2; fail "cannot build the target: $(echo "$err" | grep -m1 error)"; }
+	$libs -liberty -lstdc++ -lm -lpthread 2>&1) || { echo "$err" >&2; fail "cannot build the target: $(echo "$err" | grep -m1 error)"; }
 
 # seeds: synthetic traces, plus real ones when the CLI is built
 # shellcheck disable=SC2086

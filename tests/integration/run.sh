@@ -78,6 +78,13 @@ cc_prog libreload_a.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAM
 cc_prog libreload_b.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600
 cc_prog libreload_c.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600 -DSHIFT
 cc_prog cxx cxx.cpp
+# Rust with v0 mangling (what current toolchains use for their standard
+# library), optimised: std's allocation paths are inlined into our functions
+RUSTC=$(command -v rustc || true)
+if [ -n "$RUSTC" ] && { [ ! -x "$P/rust_leak" ] || [ "$T/progs/rust_leak.rs" -nt "$P/rust_leak" ]; }; then
+    "$RUSTC" -g -C opt-level=2 -C symbol-mangling-version=v0 --crate-name hsrust \
+        -o "$P/rust_leak" "$T/progs/rust_leak.rs" >"$W/cc.rust_leak.log" 2>&1 || BUILD_ERR="$BUILD_ERR rust_leak"
+fi
 [ -n "$BUILD_ERR" ] && fail build-progs "could not compile:$BUILD_ERR (see $W/cc.*.log)"
 
 HAVE_HS=1
@@ -203,6 +210,11 @@ fi
 run_vg_check cxx "$P/cxx"
 run_vg_check dlopener "$P/dlopener" "$P/libdlalloc.so"
 run_vg_check early_late "$P/early_late"
+if [ -x "$P/rust_leak" ]; then
+    run_vg_check rust "$P/rust_leak"
+else
+    fail valgrind/rust "no rustc to build tests/integration/progs/rust_leak.rs ($(first_line "$W/cc.rust_leak.log"))"
+fi
 
 # signals: oracle = valgrind total with the timing-dependent main loop
 # (main_iters x malloc(24)) taken out, then the heapscope run's own
@@ -452,6 +464,25 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-cxx.json" ]; then
     $U sym_any symbols/cxx-demangled "$W/vg-cxx.json" "ns::Widget::make("
 else
     fail symbols/cxx-demangled "${HS_MISSING:-no cxx report}"
+fi
+# Rust: v0 names demangled, the leaking line of our own function (inlined
+# Box::new and DWARF whose functions sit in namespace DIEs), and the text
+# report's first frame is ours, not the allocator's
+if [ $HAVE_HS = 1 ] && [ -s "$W/vg-rust.json" ]; then
+    line=$(grep -n 'HS-RUST-LEAK-SITE' "$T/progs/rust_leak.rs" | cut -d: -f1)
+    $U sym_site symbols/rust-v0-leak-site "$W/vg-rust.json" hsrust::leak_node rust_leak.rs "$line"
+    line=$(grep -n 'HS-RUST-FILL-SITE' "$T/progs/rust_leak.rs" | cut -d: -f1)
+    $U sym_frame symbols/rust-inlined-std "$W/vg-rust.json" hsrust::fill rust_leak.rs "$line"
+    $U no_mangled symbols/rust-no-mangled-names "$W/vg-rust.json"
+    timeout 60 "$HS" report "$W/vg-rust.hst" >"$W/vg-rust.txt" 2>&1
+    first=$(sed -n '/^top [0-9]* sites by leaked bytes/,$p' "$W/vg-rust.txt" | sed -n '3p' | awk '{print $1}')
+    if [ "$first" = hsrust::leak_node ]; then
+        ok report/rust-first-frame-ours
+    else
+        fail report/rust-first-frame-ours "the leaked site's first frame is '$first', not hsrust::leak_node"
+    fi
+else
+    fail symbols/rust-v0-leak-site "${HS_MISSING:-no rust report}"
 fi
 if [ $HAVE_HS = 1 ]; then
     $U no_hs symbols/no-tracer-frames $(ls "$W"/vg-*.json 2>/dev/null)

@@ -64,7 +64,7 @@ compare threads "$progs/threads"
 reload_check() {
 	local ips=$work/ips
 	if ! gcc -std=c11 -O1 -Iinclude -o "$ips" tests/integration/lib/ips.c "$BUILD/libheapscope-reader.a" \
-		$(pkg-config --libs libdw libzstd) -lstdc++ -lm -lpthread 2>"$work/ips.log"; then
+		$(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread 2>"$work/ips.log"; then
 		echo "FAIL unwind/replaced-library: cannot build the address lister: $(head -c 200 "$work/ips.log")"
 		return
 	fi

@@ -26,7 +26,7 @@ for src in tests/unit/test_*.c; do
 		continue
 	fi
 	# shellcheck disable=SC2086
-	if ! err=$("$CC" "${cflags[@]}" -o "$bin" "$src" "$lib" $libs -lstdc++ -lm -lpthread 2>&1); then
+	if ! err=$("$CC" "${cflags[@]}" -o "$bin" "$src" "$lib" $libs -liberty -lstdc++ -lm -lpthread 2>&1); then
 		echo "$err" >&2
 		first=$(printf '%s\n' "$err" | grep -m1 -E 'error|undefined' || printf '%s\n' "$err" | head -n1)
 		echo "FAIL build-$name: ${first:-compiler failed}"

@@ -122,6 +122,39 @@ def sym_site(name, path, func, fname, line):
           % (name, func, fname, line, ", ".join(shown)))
 
 
+def sym_frame(name, path, func, fname, line):
+    """some top site has a frame of func at fname:line (the call site in func)"""
+    try:
+        r = load(path)
+    except Exception as e:  # noqa: BLE001
+        print("FAIL %s: report unreadable (%s)" % (name, e))
+        return
+    seen = []
+    for _, _, f in frames_of(r):
+        if (f.get("function") or "").startswith(func):
+            if (f.get("file") or "").endswith(fname) and f.get("line") == int(line):
+                print("ok %s" % name)
+                return
+            seen.append("%s:%s" % (f.get("file"), f.get("line")))
+    print("FAIL %s: no frame %s at %s:%s; its frames are at [%s]"
+          % (name, func, fname, line, ", ".join(sorted(set(seen))[:6]) or "(none)"))
+
+
+def no_mangled(name, path):
+    """no frame of any top site keeps a mangled C++ or Rust name"""
+    try:
+        r = load(path)
+    except Exception as e:  # noqa: BLE001
+        print("FAIL %s: report unreadable (%s)" % (name, e))
+        return
+    bad = sorted({f.get("function") for _, _, f in frames_of(r)
+                  if (f.get("function") or "").startswith(("_R", "_Z"))})
+    if bad:
+        print("FAIL %s: mangled names left: %s" % (name, ", ".join(bad[:5])))
+    else:
+        print("ok %s" % name)
+
+
 def sym_any(name, path, needle):
     """some frame of some top site has a function containing needle"""
     try:
@@ -178,4 +211,5 @@ def within(name, path, dotted, truth, tol_pct):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"vg": vg, "fig": fig, "kv": kv, "ht": ht, "get": get, "cmp": cmp_, "sym_site": sym_site,
-     "sym_any": sym_any, "no_hs": no_hs, "within": within}[cmd](*args)
+     "sym_any": sym_any, "sym_frame": sym_frame, "no_mangled": no_mangled, "no_hs": no_hs,
+     "within": within}[cmd](*args)
