@@ -426,6 +426,8 @@ static void fork_child(void)
 		atomic_store(&hs_g.state, HS_INERT);
 		return;
 	}
+	/* the new file's buffers are mapped by libc's mmap: not the program's events */
+	atomic_store(&hs_g.state, HS_INITIALIZING);
 	hs_g.pid = getpid();
 	hs_g.cfg.is_child = 1;
 	hs_meta_reset();
@@ -453,6 +455,7 @@ static void fork_child(void)
 	hs_internal_enter(self, &old);
 	hs_modules_scan();
 	hs_internal_leave(self, &old);
+	atomic_store(&hs_g.state, HS_ACTIVE);
 	writer_start();
 }
 

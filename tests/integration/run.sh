@@ -284,6 +284,11 @@ if [ $HAVE_HS = 1 ]; then
             pp=$($U get "$W/fork-p.json" process.pid 2>/dev/null)
             if [ "$gp" = "$cpid" ] && [ "$gpp" = "$pp" ]; then ok fork/child-identity
             else fail fork/child-identity "child file suffix $cpid, parent pid $pp; child report says pid=$gp ppid=$gpp"; fi
+            # forker maps nothing itself: the child's new trace file and its
+            # buffers, set up in the fork handler, are the tracer's own
+            cm=$($U get "$W/fork-c.json" calls.mmap 2>/dev/null)/$($U get "$W/fork-c.json" calls.munmap 2>/dev/null)
+            if [ "$cm" = 0/0 ]; then ok fork/child-no-tracer-maps
+            else fail fork/child-no-tracer-maps "the child's trace counts mmap/munmap calls $cm; forker makes none"; fi
         else
             fail fork/child-identity "no parent/child report"
         fi
