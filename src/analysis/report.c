@@ -336,6 +336,9 @@ static void account(struct pass *ps, const struct hs_event *ev)
 		rep->clean_exit = 1;
 		rep->end_reason = (int)ev->flags;
 		break;
+	case HS_EVENT_SIGNAL:
+		rep->signal = (int)ev->flags;
+		break;
 	default:
 		break;
 	}

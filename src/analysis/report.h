@@ -26,6 +26,7 @@ struct hs_report {
 	uint64_t duration_ns;
 	int clean_exit;
 	int end_reason;                  /* enum hs_end_reason when clean_exit */
+	int signal;                      /* the signal that ended the process, when the tracer caught it; 0: none */
 	int sampled;
 	uint64_t sample_bytes;
 

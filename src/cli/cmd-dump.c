@@ -14,7 +14,7 @@ static const char usage[] =
 static const char *kind_name(enum hs_event_kind k)
 {
 	static const char *const names[] = { "alloc", "free", "mmap", "munmap", "mremap", "brk", "rss", "marker",
-					     "module", "module-unload", "totals", "end" };
+					     "module", "module-unload", "totals", "end", "signal" };
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
@@ -93,6 +93,7 @@ int hs_cmd_dump(int argc, char **argv)
 					printf(" %s=%" PRIu64, hs_fn_name(i), ev.calls[i]);
 			break;
 		case HS_EVENT_END:
+		case HS_EVENT_SIGNAL:
 			printf(" %u", ev.flags);
 			break;
 		}

@@ -527,6 +527,21 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		ev->calls = r->calls;
 		ev->bytes = r->bytes;
 		return 1;
+	case HS_REC_SIGNAL: {
+		const uint8_t *end;
+		GET(v);
+		if (v > (uint64_t)(r->se[HS_STREAM_MISC] - r->sp[HS_STREAM_MISC]))
+			goto bad;
+		end = r->sp[HS_STREAM_MISC] + v;
+		GET(ev->time_ns);
+		GET(a);
+		if (a == 0 || a > 64 || r->sp[HS_STREAM_MISC] > end)
+			goto bad;
+		r->sp[HS_STREAM_MISC] = end;   /* a later minor version may say more */
+		ev->flags = (uint32_t)a;
+		ev->kind = HS_EVENT_SIGNAL;
+		return 1;
+	}
 	case HS_REC_END:
 		GET(ev->time_ns);
 		GET(v);

@@ -13,7 +13,7 @@
 #define HS_BYTE_ORDER_MARK 0x01020304u
 /* 2.0 added FREE_RECENT, which no 1.x reader may skip; readers still take 1.x */
 #define HS_VERSION_MAJOR 2
-#define HS_VERSION_MINOR 0
+#define HS_VERSION_MINOR 1
 #define HS_VERSION_MAJOR_OLDEST 1
 
 #define HS_FILE_HEADER_SIZE 56
@@ -86,6 +86,7 @@ enum hs_record_type {
 	HS_REC_STACK = 0x50,         /* id, parent id, return address: one node of the stack trie */
 	HS_REC_PROCESS = 0x60,       /* pid, ppid, exe-len, exe, argc, {len, arg}* */
 	HS_REC_TOTALS = 0x61,        /* ts, n, {calls, bytes}* indexed by enum hs_fn: exact, even when sampled */
+	HS_REC_SIGNAL = 0x62,        /* 2.1: len, ts, signo: a signal is ending the process, the trace was flushed */
 	HS_REC_END = 0x7f,           /* ts, reason: the process image ended cleanly (enum hs_end_reason) */
 };
 

@@ -1,7 +1,9 @@
 /* report.c - the report as 80-column text and as JSON (heapscope-report/1) */
+#define _GNU_SOURCE   /* sigabbrev_np */
 #include "report.h"
 
 #include <regex.h>
+#include <signal.h>
 #include <string.h>
 
 #include "../analysis/stacks.h"
@@ -15,6 +17,13 @@ static const char *rank_key[HS_RANK_COUNT] = { "bytes_allocated", "calls", "peak
 
 static const char *end_text(const struct hs_report *rep)
 {
+	static char buf[160];
+
+	if (!rep->clean_exit && rep->signal) {
+		snprintf(buf, sizeof(buf), "killed by signal %d (SIG%s), the trace complete up to it", rep->signal,
+			 sigabbrev_np(rep->signal) ? sigabbrev_np(rep->signal) : "?");
+		return buf;
+	}
 	if (!rep->clean_exit)
 		return "no clean end: killed or crashed (read up to the last flushed chunk)";
 	switch (rep->end_reason) {
@@ -28,7 +37,7 @@ static const char *end_text(const struct hs_report *rep)
 static const char *end_key(const struct hs_report *rep)
 {
 	if (!rep->clean_exit)
-		return "unknown";
+		return rep->signal ? "signal" : "unknown";
 	switch (rep->end_reason) {
 	case HS_END_EXEC: return "exec";
 	case HS_END_UNDERSCORE_EXIT: return "_exit";
@@ -189,9 +198,9 @@ void hs_render_report_json(FILE *f, struct hs_reader *r, const struct hs_report 
 		fprintf(f, "%s", i ? ", " : "");
 		hs_json_string(f, in->argv[i]);
 	}
-	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"end\": \"%s\", \"mode\": \"%s\", \"sample_bytes\": %llu, "
-		   "\"estimated\": %s,\n",
-		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false", end_key(rep),
+	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"end\": \"%s\", \"signal\": %d, \"mode\": \"%s\", "
+		   "\"sample_bytes\": %llu, \"estimated\": %s,\n",
+		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false", end_key(rep), rep->signal,
 		rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
 		rep->sampled ? "true" : "false");
 	fprintf(f, " \"calls\": {");

@@ -328,6 +328,8 @@ static int start(const char *path)
 	hs_internal_enter(t, &old);
 	hs_modules_scan();
 	hs_internal_leave(t, &old);
+	/* before tracing: dlsym may allocate */
+	hs_signals_install();
 	atomic_store(&hs_g.state, HS_ACTIVE);
 	if (ctor_done && writer_start() < 0) {
 		hs_log("cannot start the writer thread; tracing disabled", NULL);

@@ -218,6 +218,10 @@ uint64_t hs_writer_flush(int force);
 void hs_writer_finish(int reason);
 void hs_writer_after_fork_child(void);
 void hs_writer_wake(void);
+void hs_writer_crash(int sig);
+
+/* signals.c */
+void hs_signals_install(void);
 
 /*
  * Tracer code that may allocate runs marked internal, so its allocations pass

@@ -494,6 +494,53 @@ void hs_writer_wake(void)
 		syscall(SYS_futex, &hs_g.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* A signal is ending the process: set by its handler, on a program thread; the writer answers in crash_done. */
+static _Atomic int crash_sig;
+static _Atomic uint32_t crash_done;
+
+/*
+ * The last records of a process: its events, the totals, then type (END
+ * or SIGNAL) with the time and value, stamped last. SIGNAL, a 2.1 record,
+ * has its length first.
+ */
+static void write_last(uint8_t type, uint64_t value)
+{
+	uint8_t rec[1 + 3 * HS_VARINT_MAX], body[2 * HS_VARINT_MAX], *p = rec, *q = body;
+
+	hs_writer_flush(1);
+	pthread_mutex_lock(&hs_g.writer_lock);
+	emit_rss();
+	emit_totals();
+	pthread_mutex_unlock(&hs_g.writer_lock);
+	q = hs_varint_put(q, hs_now_ns());
+	q = hs_varint_put(q, value);
+	*p++ = type;
+	if (type != HS_REC_END)
+		p = hs_varint_put(p, (uint64_t)(q - body));
+	memcpy(p, body, (size_t)(q - body));
+	p += q - body;
+	hs_meta_append(rec, (size_t)(p - rec));
+	hs_writer_flush(1);
+}
+
+/*
+ * From the handler of a signal that ends the process: the writer flushes
+ * while this thread waits, 2 s at most (a thread that died holding one of
+ * our locks must not hang the process). The first signal names the end.
+ */
+void hs_writer_crash(int sig)
+{
+	struct timespec to = { 0, 50 * 1000 * 1000 };
+	int expected = 0;
+
+	if (!hs_g.writer_running)
+		return;
+	atomic_compare_exchange_strong(&crash_sig, &expected, sig);
+	hs_writer_wake();
+	for (int i = 0; i < 40 && !atomic_load(&crash_done); i++)
+		syscall(SYS_futex, &crash_done, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
+}
+
 static void *writer_main(void *arg)
 {
 	struct hs_thread *self = hs_thread_get();
@@ -505,6 +552,12 @@ static void *writer_main(void *arg)
 	while (!atomic_load(&hs_g.writer_stop)) {
 		struct timespec to = { 0, 0 };
 		uint64_t now = hs_now_ns(), backlog;
+
+		if (atomic_load(&crash_sig) && !atomic_load(&crash_done)) {
+			write_last(HS_REC_SIGNAL, (uint64_t)atomic_load(&crash_sig));
+			atomic_store(&crash_done, 1);
+			syscall(SYS_futex, &crash_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+		}
 
 		if (now >= next_tick) {
 			pthread_mutex_lock(&hs_g.writer_lock);
@@ -570,19 +623,7 @@ void hs_writer_stop(void)
 /* Final flush: everything pending, the exact totals and the end record with why it ended. */
 void hs_writer_finish(int reason)
 {
-	uint8_t rec[1 + 2 * HS_VARINT_MAX], *p = rec;
-
-	/* the events first, so that the totals and the end come last in the file */
-	hs_writer_flush(1);
-	pthread_mutex_lock(&hs_g.writer_lock);
-	emit_rss();
-	emit_totals();
-	pthread_mutex_unlock(&hs_g.writer_lock);
-	*p++ = HS_REC_END;
-	p = hs_varint_put(p, hs_now_ns());
-	p = hs_varint_put(p, (uint64_t)reason);
-	hs_meta_append(rec, (size_t)(p - rec));
-	hs_writer_flush(1);
+	write_last(HS_REC_END, (uint64_t)reason);
 	reap();
 }
 

@@ -66,7 +66,7 @@ cc_prog() { # out src [extra flags]
     fi
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
-    underscore_exit steady sampled; do
+    underscore_exit steady sampled crasher; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -493,6 +493,43 @@ if [ $HAVE_HS = 1 ]; then
     $U no_hs symbols/no-tracer-frames $(ls "$W"/vg-*.json 2>/dev/null)
 else
     fail symbols/no-tracer-frames "$HS_MISSING"
+fi
+
+# ------------------------------------------------- death by a signal
+# The tracer catches the signals whose default action ends the process,
+# flushes, and lets the signal kill as before (same exit status): the
+# trace holds every allocation, not only those of the last flushed chunk.
+for m in segv:11 abort:6 term:15; do
+    mode=${m%%:*} sig=${m#*:}
+    if [ $HAVE_HS = 1 ]; then
+        hs_record "crash-$mode" -o "$W/crash-$mode.hst" -- "$P/crasher" "$mode"
+        rc=$(cat "$W/crash-$mode.rc")
+        if [ "$rc" != $((128 + sig)) ]; then
+            fail "signal/$mode-status" "heapscope record exited $rc, the program dies by signal $sig ($((128 + sig)))"
+        else
+            ok "signal/$mode-status"
+        fi
+        check_figs "signal/$mode-figures" "crash-$mode" "$W/crash-$mode.hst" 1000 0 64000 1000 64000
+        e=$($U get "$W/crash-$mode.json" end 2>/dev/null)/$($U get "$W/crash-$mode.json" signal 2>/dev/null)
+        if [ "$e" = "signal/$sig" ]; then ok "signal/$mode-end"
+        else fail "signal/$mode-end" "report says end/signal $e, expected signal/$sig"; fi
+    else
+        fail "signal/$mode-status" "$HS_MISSING"
+    fi
+done
+# the handlers are invisible: the program finds SIG_DFL and its own handler wins
+if [ $HAVE_HS = 1 ]; then
+    hs_record crash-query -o "$W/crash-query.hst" -- "$P/crasher" query
+    got=$(grep -o 'sigint=.*' "$W/crash-query.out")
+    if [ "$got" = "sigint=dfl sigterm-prev=dfl survived" ]; then ok signal/handlers-invisible
+    else fail signal/handlers-invisible "the traced program printed '$got'"; fi
+    # CPython installs its KeyboardInterrupt handler only over SIG_DFL
+    hs_record crash-py -o "$W/crash-py.hst" -- python3 -c 'import signal; print(signal.getsignal(signal.SIGINT).__name__)'
+    got=$(cat "$W/crash-py.out")
+    if [ "$got" = default_int_handler ]; then ok signal/python-keyboardinterrupt
+    else fail signal/python-keyboardinterrupt "python's SIGINT handler under the tracer: '$got'"; fi
+else
+    fail signal/handlers-invisible "$HS_MISSING"
 fi
 
 # --------------------------------------------------- real programs/heaptrack

@@ -222,6 +222,7 @@ int main(void)
 	open_fails("errors-header-checksum", write_bytes("bad-crc", h, sizeof(h)), "checksum", 1);
 	memcpy(h, good.file.d, sizeof(h));
 	hs_put_u16(h + 12, 3);
+	hs_put_u16(h + 14, 0);
 	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
 	open_fails("errors-major-version", write_bytes("v3", h, sizeof(h)), "is format version 3.0", 1);
 	{
@@ -362,6 +363,19 @@ int main(void)
 		}
 		static const uint8_t t_skip[] = { 0x62 }, m_skip_long[] = { 9, 1, 2 };
 		streams_rejected("errors-skippable-record-past-end", STREAMS(t_skip, m_skip_long), "malformed");
+		/* 2.1's SIGNAL: length first, then ts and the signal; more bytes are a later minor version's */
+		{
+			static const uint8_t t[] = { HS_REC_SIGNAL };
+			static const uint8_t m[] = { 4, 5, 11, 0xaa, 0xbb };
+			static uint8_t raw[256];
+			struct streams st = STREAMS(t, m);
+			o = read_all(with_payload("signal", raw, layout(raw, &st)));
+			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-signal-record-read",
+				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+		}
+		static const uint8_t t_sig[] = { HS_REC_SIGNAL }, sig_zero[] = { 2, 5, 0 }, sig_short[] = { 1, 5, 11 };
+		streams_rejected("errors-signal-zero", STREAMS(t_sig, sig_zero), "malformed");
+		streams_rejected("errors-signal-longer-than-its-length", STREAMS(t_sig, sig_short), "malformed");
 		static const uint8_t t_stack[] = { HS_REC_STACK };
 		static const uint8_t self_parent[] = { 2, 2, 0x10 };
 		streams_rejected("errors-stack-parent-equals-id", STREAMS(t_stack, self_parent), "malformed");

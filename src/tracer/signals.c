@@ -1,0 +1,116 @@
+/* signals.c - a signal that ends the process first has the trace flushed; the program never sees our handlers */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+#define HS_EXPORT __attribute__((visibility("default")))
+
+/*
+ * The signals whose default action ends the process: without a handler
+ * the events of the last 100 ms (all of them, for a program that dies
+ * young) would never reach the file. SIGTRAP is left to debuggers.
+ */
+static const int fatal[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGUSR1, SIGSEGV,
+			     SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGSYS };
+
+/* 1: our handler stands where the program has the default action, and sigaction() answers SIG_DFL */
+static _Atomic int ours[NSIG];
+
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static __sighandler_t (*real_signal)(int, __sighandler_t);
+
+static int call_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!real_sigaction)
+		real_sigaction = (__typeof__(real_sigaction))dlsym(RTLD_NEXT, "sigaction");
+	if (!real_sigaction) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_sigaction(sig, act, old);
+}
+
+static int is_fault(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	(void)uc;
+	/* SA_RESETHAND has put the default action back */
+	atomic_store(&ours[sig], 0);
+	if ((pid_t)syscall(SYS_getpid) == hs_g.pid && atomic_load(&hs_g.state) == HS_ACTIVE)
+		hs_writer_crash(sig);
+	/* a fault comes again when we return, to the default action; a signal that was sent is sent again */
+	if (si->si_code <= 0 || !is_fault(sig))
+		syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
+	errno = saved;
+}
+
+void hs_signals_install(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		int s = fatal[i];
+		if (atomic_load(&ours[s]) || call_sigaction(s, NULL, &old) < 0 ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;
+		atomic_store(&ours[s], 1);
+		if (call_sigaction(s, &sa, NULL) < 0)
+			atomic_store(&ours[s], 0);
+	}
+}
+
+/*
+ * Programs decide by what they find: CPython installs its KeyboardInterrupt
+ * handler only over SIG_DFL, Rust its stack-overflow handler likewise. So
+ * where our handler stands, the program is told SIG_DFL, and whatever it
+ * installs replaces ours.
+ */
+HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int was_ours = sig > 0 && sig < NSIG && atomic_load(&ours[sig]);
+	int rc = call_sigaction(sig, act, old);
+
+	if (rc == 0 && was_ours) {
+		if (old) {
+			memset(old, 0, sizeof(*old));
+			old->sa_handler = SIG_DFL;
+		}
+		if (act)
+			atomic_store(&ours[sig], 0);
+	}
+	return rc;
+}
+
+HS_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
+{
+	__sighandler_t prev;
+
+	if (!real_signal)
+		real_signal = (__typeof__(real_signal))dlsym(RTLD_NEXT, "signal");
+	if (!real_signal) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (sig <= 0 || sig >= NSIG || !atomic_load(&ours[sig]))
+		return real_signal(sig, handler);
+	prev = real_signal(sig, handler);
+	if (prev == SIG_ERR)
+		return SIG_ERR;
+	atomic_store(&ours[sig], 0);
+	return SIG_DFL;
+}
