@@ -406,7 +406,7 @@ function topRow(r, cls) {
   const cells = [r.rank, fmtCount(r.calls), fmtBytes(r.bytes), fmtBytes(r.peak_bytes), fmtBytes(r.leaked_bytes),
     fmtCount(r.temporary_count), r.name];
   for (const v of cells) { const td = document.createElement('td'); td.textContent = v; tr.append(td); }
-  if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
+  if (r.frames) tr.title = r.frames.map((f) => `${frameLabel(f)}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
   if (cls) tr.className = cls;
   return tr;
 }
@@ -468,7 +468,7 @@ function diffRow(r, cls) {
   cell(signed(r.delta.bytes, fmtBytes), r.delta.bytes); cell(signed(r.delta.calls, fmtCount), r.delta.calls);
   cell(signed(r.delta.peak_bytes, fmtBytes), r.delta.peak_bytes); cell(signed(r.delta.leaked_bytes, fmtBytes), r.delta.leaked_bytes);
   cell(r.name);
-  if (r.frames) tr.title = r.frames.map((f) => `${f.function || f.address}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
+  if (r.frames) tr.title = r.frames.map((f) => `${frameLabel(f)}  ${f.file ? f.file + ':' + f.line : ''}`).join('\n');
   return tr;
 }
 
@@ -543,9 +543,15 @@ function collapseCallers() {
   for (let k = state.sel - 1; d > 0 && k >= 0; k--) if (depthOf(rows[k]) === d - 1) { select(k); return; }
 }
 
+// A frame's function, or as hs_frame_name() names one without a symbol: its module and the address there.
+function frameLabel(f) {
+  if (f.function) return f.function;
+  return f.module ? `${f.module.split('/').pop()}+${f.module_address}` : f.address;
+}
+
 // A row's frame as the flame graph names it: by function, without the " file:line" of by-line names.
 function frameName(name, r) {
-  if (r && r.frames && r.frames.length) return r.frames[0].function || r.frames[0].address;
+  if (r && r.frames && r.frames.length) return frameLabel(r.frames[0]);
   const m = /^(.*?)  \S+:\d+$/.exec(name);
   return m ? m[1] : name;
 }

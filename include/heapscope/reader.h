@@ -163,7 +163,17 @@ struct hs_frame {
 	int line;               /* 0 if unknown */
 	const char *module;     /* path of the module, NULL if outside any */
 	int inlined;            /* 1: this frame was inlined into the next one */
+	uint64_t module_address; /* address less the module's load bias: the same in every run, what
+				    'addr2line -e MODULE' takes; 0 outside any module */
 };
+
+/*
+ * The frame's function, or for a function without a symbol its module and
+ * address there ("libsqlite3.so.0+0x2d504"), which stay the same from run
+ * to run; the address alone outside any module. Returns buf or the frame's
+ * own string.
+ */
+const char *hs_frame_name(const struct hs_frame *fr, char *buf, size_t n);
 
 /*
  * Symbolizes one return address into up to max frames (more than one when

@@ -44,8 +44,9 @@ static char *match_string(struct hs_stacks *st, const struct hs_top_row *row)
 	for (int j = 0; j < n; j++) {
 		if (fr[j].function)
 			fprintf(m, "%s%s %s:%d", j ? "\n" : "", fr[j].function, fr[j].file ? base_name(fr[j].file) : "?", fr[j].line);
-		else
-			fprintf(m, "%s? (%s)", j ? "\n" : "", fr[j].module ? base_name(fr[j].module) : "?");
+		else /* the module and the address there: the same from run to run of the same binaries */
+			fprintf(m, "%s%s+0x%llx", j ? "\n" : "", fr[j].module ? base_name(fr[j].module) : "?",
+				(unsigned long long)fr[j].module_address);
 	}
 	if (fclose(m) != 0) {
 		free(buf);

@@ -308,18 +308,13 @@ int hs_stacks_folded_frames(struct hs_stacks *st, uint32_t folded, struct hs_fra
 
 void hs_stacks_frame_name(const struct hs_frame *fr, enum hs_group_by by, char *buf, size_t n)
 {
-	char fn[64];
-	const char *f = fr->function;
+	char unknown[300];
+	const char *f = hs_frame_name(fr, unknown, sizeof(unknown));
 
-	if (!f) {
-		snprintf(fn, sizeof(fn), "0x%llx", (unsigned long long)fr->address);
-		f = fn;
-	}
 	if (by == HS_BY_LIBRARY)
 		snprintf(buf, n, "%s", fr->module ? base_name(fr->module) : "?");
 	else if (by == HS_BY_FUNCTION || !fr->file)
-		snprintf(buf, n, "%s%s%s%s", f, fr->function ? "" : " (", fr->function ? "" : base_name(fr->module ? fr->module : "?"),
-			 fr->function ? "" : ")");
+		snprintf(buf, n, "%s", f);
 	else
 		snprintf(buf, n, "%s  %s:%d", f, base_name(fr->file), fr->line);
 }

@@ -25,9 +25,10 @@ static void backtrace(struct hs_reader *r, uint32_t stack)
 
 	for (int i = 0; i < n; i++) {
 		struct hs_frame fr[32];
+		char unknown[300];
 		int m = hs_reader_symbolize(r, ips[i], fr, 32);
 		for (int k = 0; k < m; k++) {
-			printf("    %s", fr[k].function ? fr[k].function : "??");
+			printf("    %s", hs_frame_name(&fr[k], unknown, sizeof(unknown)));
 			if (fr[k].file)
 				printf(" %s:%d", fr[k].file, fr[k].line);
 			printf("%s\n", fr[k].inlined ? " (inlined)" : "");

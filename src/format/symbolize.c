@@ -4,6 +4,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <libiberty/demangle.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,7 +248,7 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 	Dwfl_Line *src;
 	int n = 0, nscopes, walked = 0;
 
-	out[0] = (struct hs_frame){ .address = ret, .module = m ? m->path : NULL };
+	out[0] = (struct hs_frame){ .address = ret, .module = m ? m->path : NULL, .module_address = m ? ret - m->base : 0 };
 	if (!mod)
 		return 1;
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -286,7 +287,8 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 
 			if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
 				continue;
-			out[n] = (struct hs_frame){ .address = ret, .module = out[0].module, .file = file, .line = line };
+			out[n] = (struct hs_frame){ .address = ret, .module = out[0].module, .module_address = out[0].module_address,
+						    .file = file, .line = line };
 			out[n].function = die_name(s, &scopes[i]);
 			out[n].inlined = tag == DW_TAG_inlined_subroutine;
 			n++;
@@ -311,6 +313,21 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 		n = 1;
 	}
 	return n;
+}
+
+const char *hs_frame_name(const struct hs_frame *fr, char *buf, size_t n)
+{
+	const char *m;
+
+	if (fr->function)
+		return fr->function;
+	if (!fr->module) {
+		snprintf(buf, n, "0x%llx", (unsigned long long)fr->address);
+		return buf;
+	}
+	m = strrchr(fr->module, '/');
+	snprintf(buf, n, "%s+0x%llx", m ? m + 1 : fr->module, (unsigned long long)fr->module_address);
+	return buf;
 }
 
 int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *frames, int max)

@@ -66,12 +66,14 @@ static int frames_of(struct hs_reader *r, uint32_t stack, struct hs_frame *out, 
 /* One frame a line, within 80 columns: a long (C++) name is cut in the middle, where it says least. */
 static void text_frame(FILE *f, const struct hs_frame *fr)
 {
-	char loc[600] = "", name[80];
-	const char *fn = fr->function ? fr->function : "??";
+	char loc[600] = "", name[80], unknown[300];
+	const char *fn = hs_frame_name(fr, unknown, sizeof(unknown));
 	int room;
 	size_t len = strlen(fn);
 
-	if (!fr->file) /* no line number without a file */
+	if (!fr->function) /* the module is in the name */
+		;
+	else if (!fr->file) /* no line number without a file */
 		snprintf(loc, sizeof(loc), "  (%s)", fr->module ? base_name(fr->module) : "?");
 	else
 		snprintf(loc, sizeof(loc), "  %s:%d  (%s)", base_name(fr->file), fr->line,
@@ -173,8 +175,8 @@ static void json_site(FILE *f, struct hs_reader *r, const struct hs_site *s)
 		   "\"leaked_count\": %.0f, \"leaked_bytes\": %.0f, \"temporary\": %.0f, \"frames\": [",
 		s->stack, s->calls, s->bytes, s->peak_bytes, s->leaked_count, s->leaked_bytes, s->temporary);
 	for (int j = 0; j < n; j++) {
-		fprintf(f, "%s{\"address\": \"0x%llx\", \"function\": ", j ? ", " : "",
-			(unsigned long long)frames[j].address);
+		fprintf(f, "%s{\"address\": \"0x%llx\", \"module_address\": \"0x%llx\", \"function\": ", j ? ", " : "",
+			(unsigned long long)frames[j].address, (unsigned long long)frames[j].module_address);
 		hs_json_string(f, frames[j].function);
 		fprintf(f, ", \"file\": ");
 		hs_json_string(f, frames[j].file);

@@ -41,11 +41,14 @@ void hs_render_frames_text(FILE *f, struct hs_stacks *st, uint32_t folded, int f
 	int n = hs_stacks_folded_frames(st, folded, fr, MAX_FRAMES);
 
 	for (int j = 0; j < n && j < frames; j++) {
-		char loc[300] = "", line[1600];
+		char loc[300] = "", line[1600], unknown[300];
 		if (fr[j].file)
 			snprintf(loc, sizeof(loc), "  %s:%d", base_name(fr[j].file), fr[j].line);
-		snprintf(line, sizeof(line), "%s%s%s  (%s)", fr[j].inlined ? "[inlined] " : "",
-			 fr[j].function ? fr[j].function : "??", loc, fr[j].module ? base_name(fr[j].module) : "?");
+		if (fr[j].function)
+			snprintf(line, sizeof(line), "%s%s%s  (%s)", fr[j].inlined ? "[inlined] " : "", fr[j].function, loc,
+				 fr[j].module ? base_name(fr[j].module) : "?");
+		else
+			snprintf(line, sizeof(line), "%s", hs_frame_name(&fr[j], unknown, sizeof(unknown)));
 		hs_put_line(f, "       ", line);
 	}
 	if (n > frames)
@@ -111,7 +114,8 @@ void hs_render_frames_json(FILE *f, struct hs_stacks *st, uint32_t folded)
 
 	fprintf(f, "[");
 	for (int j = 0; j < n; j++) {
-		fprintf(f, "%s{\"address\": \"0x%llx\", \"function\": ", j ? ", " : "", (unsigned long long)fr[j].address);
+		fprintf(f, "%s{\"address\": \"0x%llx\", \"module_address\": \"0x%llx\", \"function\": ", j ? ", " : "",
+			(unsigned long long)fr[j].address, (unsigned long long)fr[j].module_address);
 		hs_json_string(f, fr[j].function);
 		fprintf(f, ", \"file\": ");
 		hs_json_string(f, fr[j].file);

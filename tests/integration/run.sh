@@ -583,6 +583,36 @@ with open(sys.argv[1], "w") as f:
     f.write("COMMIT;\nSELECT count(*), sum(val) FROM t;\nSELECT name FROM t ORDER BY name LIMIT 3;\n")
 EOF
 ht_check sqlite3 "$W/sqlite.sql" sqlite3 :memory:
+# sqlite3 again: Debian's library has no symbols for its static functions.
+# Two runs of the same program must match site for site in `diff`, by
+# function too: such a function is named by its module and the address
+# there, which ASLR does not move (absolute addresses never matched)
+if [ $HAVE_HS = 1 ] && [ -s "$W/hs-sqlite3.hst" ]; then
+    (cd "$W/hs-sqlite3.d" && timeout 300 "$HS" record -o "$W/hs-sqlite3b.hst" -- sqlite3 :memory:) \
+        <"$W/sqlite.sql" >"$W/hs-sqlite3b.out" 2>"$W/hs-sqlite3b.err"
+    for by in function backtrace; do
+        timeout 120 "$HS" diff --json --by $by "$W/hs-sqlite3.hst" "$W/hs-sqlite3b.hst" >"$W/sqlite-diff-$by.json" 2>&1
+        python3 - "$W/sqlite-diff-$by.json" "diff/unsymbolized-runs-match-$by" <<'EOF'
+import json, re, sys
+name = sys.argv[2]
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:  # noqa: BLE001
+    print("FAIL %s: no diff JSON (%s)" % (name, e)); sys.exit()
+rows = d.get("rows") or []
+alone = [r for r in rows if r.get("status") != "both"]
+named = [r["name"] for r in rows if re.search(r"libsqlite3\.so[.0-9]*\+0x[0-9a-f]+", r.get("name") or "")]
+if d.get("by") == "function" and not named:
+    print("FAIL %s: no row named libsqlite3.so.0+0x...; rows: %s" % (name, [r.get("name") for r in rows[:5]]))
+elif alone:
+    print("FAIL %s: %d of %d sites only in one run, e.g. %s" % (name, len(alone), len(rows), alone[0].get("name")))
+else:
+    print("ok %s" % name)
+EOF
+    done
+else
+    fail diff/unsymbolized-runs-match-function "${HS_MISSING:-no sqlite3 trace}"
+fi
 # /usr/bin/python3 explicitly: a `python3` on PATH may be a pyenv shim (a
 # shell script), and heaptrack would then profile the shell.
 PYPROG='d = {}; l = []
