@@ -140,6 +140,39 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	globfree(&g);
 }
 
+/*
+ * Whether the trace can be created where the template says, before the
+ * program runs: the tracer alone would only say so on the program's stderr
+ * and leave an untraced run behind. The template's directory must exist and
+ * be writable; a fixed name must not be a directory.
+ */
+static int check_output(const char *tmpl)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(tmpl, '/');
+	struct stat st;
+
+	if (!strchr(tmpl, '%') && stat(tmpl, &st) == 0 && S_ISDIR(st.st_mode))
+		return hs_die("'%s' is a directory; give -o a file name, e.g. -o %s/app.hst", tmpl, tmpl);
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == tmpl)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - tmpl), tmpl);
+	if (strchr(dir, '%'))
+		return 0; /* a directory per pid or program: the tracer will say */
+	if (stat(dir, &st) != 0)
+		return hs_die("cannot create the trace '%s': directory '%s': %s; create it or give -o another path",
+			      tmpl, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return hs_die("cannot create the trace '%s': '%s' is not a directory; give -o another path", tmpl, dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return hs_die("cannot create the trace '%s': directory '%s': %s; give -o a path you can write to",
+			      tmpl, dir, strerror(errno));
+	return 0;
+}
+
 int hs_cmd_record(int argc, char **argv)
 {
 	const char *output = NULL, *sample = NULL, *resolution = NULL;
@@ -200,6 +233,8 @@ int hs_cmd_record(int argc, char **argv)
 	/* %e is expanded by the tracer: each exec'd program names its own file */
 	if (!output)
 		output = "heapscope.%e.%p.hst";
+	if (check_output(output) != 0)
+		return 1;
 	old = getenv("LD_PRELOAD");
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);

@@ -532,6 +532,24 @@ else
     fail signal/handlers-invisible "$HS_MISSING"
 fi
 
+# an output path that cannot be created is refused before the program runs
+# (the program would otherwise run untraced): a missing directory, a
+# directory as the file, a file as the directory
+if [ $HAVE_HS = 1 ]; then
+    for o in "$W/no-such-dir/x.hst" "$W" "$T/progs/basic.c/x.hst"; do
+        rm -f "$W/ran-anyway"
+        (cd "$W" && timeout 30 "$HS" record -o "$o" -- sh -c ': >"$1"' sh "$W/ran-anyway") >"$W/badout.out" 2>"$W/badout.err"
+        rc=$?
+        if [ $rc = 1 ] && [ ! -e "$W/ran-anyway" ] && grep -q "$o" "$W/badout.err"; then
+            ok "record/bad-output $(basename "$(dirname "$o")")/$(basename "$o")"
+        else
+            fail "record/bad-output $(basename "$o")" "rc $rc, program ran: $([ -e "$W/ran-anyway" ] && echo yes || echo no), stderr: $(first_line "$W/badout.err")"
+        fi
+    done
+else
+    fail record/bad-output "$HS_MISSING"
+fi
+
 # --------------------------------------------------- real programs/heaptrack
 # heaptrack 1.4 (heaptrack_preload.cpp) intercepts malloc, calloc, realloc,
 # posix_memalign, aligned_alloc, valloc (+free) - not memalign, pvalloc or
