@@ -100,10 +100,21 @@ function drawInfo(info) {
   }
 }
 
+const SIGNALS = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE',
+  10: 'SIGUSR1', 11: 'SIGSEGV', 12: 'SIGUSR2', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU',
+  25: 'SIGXFSZ', 26: 'SIGVTALRM', 27: 'SIGPROF', 31: 'SIGSYS' };
+
+// How the process ended, in the words of heapscope report.
+function endText(i) {
+  if (i.end === 'signal') return `killed by ${SIGNALS[i.signal] || 'signal ' + i.signal}`;
+  if (i.end === 'unknown') return 'no clean end (killed or crashed)';
+  return { exit: 'exited', _exit: '_exit', exec: 'exec', stop: 'hs_stop()' }[i.end] || i.end || '?';
+}
+
 function infoLine(el, i) {
   const rss = i.peak_rss ? `${fmtBytes(i.peak_rss.bytes)} at ${fmtTime(i.peak_rss.time_ns)}` : 'not sampled';
   const cells = [
-    ['command', i.cmdline.join(' ')], ['pid', i.pid], ['duration', fmtTime(i.duration_ns)],
+    ['command', i.cmdline.join(' ')], ['pid', i.pid], ['duration', fmtTime(i.duration_ns)], ['end', endText(i)],
     ['mode', i.mode === 'sampled' ? `sampled every ${fmtBytes(i.sample_bytes)}` : 'every call'],
     ['allocations', fmtCount(i.allocations)], ['bytes', fmtBytes(i.bytes_allocated)],
     ['peak heap', `${fmtBytes(i.peak_heap.bytes)} at ${fmtTime(i.peak_heap.time_ns)}`], ['peak RSS', rss],

@@ -578,6 +578,11 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 
 static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
 {
+	if (ev->kind == HS_EVENT_END || ev->kind == HS_EVENT_SIGNAL) {
+		t->end = ev->kind == HS_EVENT_END ? HS_ALLOCTAB_END_CLEAN : HS_ALLOCTAB_END_SIGNAL;
+		t->end_value = (int)ev->flags;
+		return 0;
+	}
 	if (ev->kind == HS_EVENT_RSS) {
 		struct hs_alloctab_rss x = { ev->time_ns, ev->rss };
 		return push(&t->rss, &t->nrss, sizeof(x), &x);
@@ -638,7 +643,8 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 				e = on_alloc(&ps, ev);
 			else if (ev->kind == HS_EVENT_FREE)
 				on_free(&ps, ev);
-			else if (ev->kind == HS_EVENT_RSS || ev->kind == HS_EVENT_MARKER)
+			else if (ev->kind == HS_EVENT_RSS || ev->kind == HS_EVENT_MARKER || ev->kind == HS_EVENT_END ||
+				 ev->kind == HS_EVENT_SIGNAL)
 				e = on_other(t, ev);
 			if (e < 0) {
 				rc = e;

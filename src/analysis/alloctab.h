@@ -64,7 +64,11 @@ struct hs_alloctab {
 	uint64_t nrss;
 	struct hs_alloctab_marker *markers;
 	uint64_t nmarkers;
+	int end;                     /* how the process ended: HS_ALLOCTAB_END_* */
+	int end_value;               /* enum hs_end_reason, or the signal's number */
 };
+
+enum { HS_ALLOCTAB_END_UNKNOWN, HS_ALLOCTAB_END_CLEAN, HS_ALLOCTAB_END_SIGNAL };
 
 /* Called about every million events with the reader's file offset. */
 typedef void (*hs_alloctab_progress)(void *arg, uint64_t offset);

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "heapscope/reader.h"
+
 const char *hs_fmt_bytes(char *buf, size_t n, double b)
 {
 	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
@@ -90,5 +92,17 @@ void hs_xml_text(FILE *f, const char *s)
 			/* control characters are not allowed in XML 1.0 */
 			fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : c, f);
 		}
+	}
+}
+
+const char *hs_fmt_end_key(int clean, int reason, int signal)
+{
+	if (!clean)
+		return signal ? "signal" : "unknown";
+	switch (reason) {
+	case HS_END_EXEC: return "exec";
+	case HS_END_UNDERSCORE_EXIT: return "_exit";
+	case HS_END_STOP: return "stop";
+	default: return "exit";
 	}
 }

@@ -15,4 +15,7 @@ void hs_put_line(FILE *f, const char *indent, const char *s);
 /* XML text or attribute content, escaped. */
 void hs_xml_text(FILE *f, const char *s);
 
+/* How a process ended, in the words of the JSON schemas: exit, _exit, exec, stop, signal or unknown. */
+const char *hs_fmt_end_key(int clean, int reason, int signal);
+
 #endif

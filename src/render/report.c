@@ -36,14 +36,7 @@ static const char *end_text(const struct hs_report *rep)
 
 static const char *end_key(const struct hs_report *rep)
 {
-	if (!rep->clean_exit)
-		return rep->signal ? "signal" : "unknown";
-	switch (rep->end_reason) {
-	case HS_END_EXEC: return "exec";
-	case HS_END_UNDERSCORE_EXIT: return "_exit";
-	case HS_END_STOP: return "stop";
-	default: return "exit";
-	}
+	return hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal);
 }
 
 static const char *base_name(const char *p)

@@ -505,9 +505,12 @@ static void info_fields(FILE *f, const struct hs_api_trace *tr)
 		fputs(i ? ", " : "", f);
 		hs_json_string(f, in->argv[i]);
 	}
-	fprintf(f, "], \"duration_ns\": %llu, \"mode\": \"%s\", \"sample_bytes\": %llu, \"estimated\": %s,\n",
-		(unsigned long long)t->end_ns, t->sample_bytes ? "sampled" : "full", (unsigned long long)t->sample_bytes,
-		t->sample_bytes ? "true" : "false");
+	fprintf(f, "], \"duration_ns\": %llu, \"end\": \"%s\", \"signal\": %d, \"mode\": \"%s\", \"sample_bytes\": %llu, "
+		   "\"estimated\": %s,\n",
+		(unsigned long long)t->end_ns,
+		hs_fmt_end_key(t->end == HS_ALLOCTAB_END_CLEAN, t->end_value, t->end == HS_ALLOCTAB_END_SIGNAL ? t->end_value : 0),
+		t->end == HS_ALLOCTAB_END_SIGNAL ? t->end_value : 0,
+		t->sample_bytes ? "sampled" : "full", (unsigned long long)t->sample_bytes, t->sample_bytes ? "true" : "false");
 	fprintf(f, " \"records\": %llu, \"allocations\": %.0f, \"bytes_allocated\": %.0f, \"threads\": %u,\n",
 		(unsigned long long)t->n, tr->allocations, tr->bytes, t->ntids);
 	fprintf(f, " \"peak_heap\": {\"bytes\": %.0f, \"time_ns\": %llu},\n", t->peak_heap, (unsigned long long)t->peak_ns);

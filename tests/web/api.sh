@@ -100,6 +100,8 @@ want=$("$HS" report --json "$P" | python3 -c 'import json,sys; print(json.load(s
 code=$(get "$U/api/info")
 expect info-status 200 "$code"
 expect info-allocations "$want" "$(field 'j["allocations"]')"
+want=$("$HS" report --json "$P" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["end"], j["signal"])')
+expect info-end-as-report "$want" "$(field 'j["end"], j["signal"]' | tr -d "(),'")"
 
 want=$("$HS" top --leaked --json "$P" | python3 -c 'import json,sys; t=json.load(sys.stdin)["total"]; print(t["calls"], t["bytes"], t["leaked_bytes"])')
 code=$(get "$U/api/top?leaked=1")
