@@ -727,9 +727,16 @@ static void record_map(struct hs_thread *t, int type, int fn, uint64_t a, uint64
 	uint32_t stack = 0;
 	struct hs_ev *e;
 
+	/*
+	 * tcmalloc and jemalloc map and grow their heaps from inside malloc,
+	 * holding their own locks: this walk must not allocate (libdw's CFI
+	 * reading would, and wait for those locks forever).
+	 */
 	if (with_stack) {
 		t->depth++;
+		t->no_alloc++;
 		stack = hs_stack_capture(t);
+		t->no_alloc--;
 		t->depth--;
 	}
 	e = ev_begin(t, type == HS_EV_MMAP || type == HS_EV_MREMAP ? 2 : 1);
@@ -980,3 +987,195 @@ HS_EXPORT void _Exit(int status)
 {
 	_exit(status);
 }
+
+/*
+ * C++'s operators new and delete. libstdc++'s (and libc++'s) call malloc
+ * and free, which we see: those are forwarded untouched, so their frames
+ * stay in the backtraces. But jemalloc and tcmalloc define the operators
+ * themselves and serve them without calling malloc: a C++ program
+ * preloading or linking one of them would show almost nothing. Those are
+ * recorded here, as malloc (aligned_alloc for the aligned forms) and free.
+ */
+enum cxx_op {
+	CXX_NEW, CXX_NEW_ARRAY, CXX_NEW_NOTHROW, CXX_NEW_ARRAY_NOTHROW,
+	CXX_NEW_ALIGN, CXX_NEW_ARRAY_ALIGN, CXX_NEW_ALIGN_NOTHROW, CXX_NEW_ARRAY_ALIGN_NOTHROW,
+	CXX_DELETE, CXX_DELETE_ARRAY, CXX_DELETE_SIZED, CXX_DELETE_ARRAY_SIZED,
+	CXX_DELETE_NOTHROW, CXX_DELETE_ARRAY_NOTHROW, CXX_DELETE_ALIGN, CXX_DELETE_ARRAY_ALIGN,
+	CXX_DELETE_SIZED_ALIGN, CXX_DELETE_ARRAY_SIZED_ALIGN, CXX_DELETE_ALIGN_NOTHROW,
+	CXX_DELETE_ARRAY_ALIGN_NOTHROW, CXX_OPS
+};
+
+static const char *const cxx_names[CXX_OPS] = {
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
+	"_ZnamSt11align_val_tRKSt9nothrow_t",
+	"_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
+	"_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
+	"_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+	"_ZdaPvSt11align_val_tRKSt9nothrow_t",
+};
+
+enum { CXX_UNRESOLVED, CXX_FORWARD, CXX_DIRECT };
+
+static struct {
+	void *fn;
+	int mode;     /* CXX_DIRECT: it does not go through malloc/free: record here */
+} cxx[CXX_OPS];
+
+/*
+ * Where no C++ runtime is in the global scope (a C program that dlopen()s
+ * a C++ library with RTLD_LOCAL, whose references still bind to ours), the
+ * operators come from malloc and free; new cannot throw from here, so a
+ * failed one ends the process, as an uncaught bad_alloc would.
+ */
+static void *cxx_alloc_or_die(size_t n, size_t align, int nothrow)
+{
+	void *p = align ? aligned_alloc(align, (n + align - 1) / align * align) : malloc(n ? n : 1);
+
+	if (!p && !nothrow) {
+		hs_log("operator new failed and cannot throw from here; aborting", NULL);
+		abort();
+	}
+	return p;
+}
+
+static void *fb_new(size_t n) { return cxx_alloc_or_die(n, 0, 0); }
+static void *fb_new_nothrow(size_t n, const void *nt) { (void)nt; return cxx_alloc_or_die(n, 0, 1); }
+static void *fb_new_align(size_t n, size_t al) { return cxx_alloc_or_die(n, al, 0); }
+static void *fb_new_align_nothrow(size_t n, size_t al, const void *nt) { (void)nt; return cxx_alloc_or_die(n, al, 1); }
+static void fb_delete(void *p) { free(p); }
+static void fb_delete_2(void *p, size_t x) { (void)x; free(p); }
+static void fb_delete_3(void *p, size_t x, size_t y) { (void)x; (void)y; free(p); }
+
+static void *const cxx_fallback[CXX_OPS] = {
+	(void *)fb_new, (void *)fb_new, (void *)fb_new_nothrow, (void *)fb_new_nothrow,
+	(void *)fb_new_align, (void *)fb_new_align, (void *)fb_new_align_nothrow, (void *)fb_new_align_nothrow,
+	(void *)fb_delete, (void *)fb_delete, (void *)fb_delete_2, (void *)fb_delete_2,
+	(void *)fb_delete_2, (void *)fb_delete_2, (void *)fb_delete_2, (void *)fb_delete_2,
+	(void *)fb_delete_3, (void *)fb_delete_3, (void *)fb_delete_3, (void *)fb_delete_3,
+};
+
+/* The next definition of an operator, and whether it is one of the C++ runtimes' (which call malloc and free). */
+__attribute__((noinline, cold)) static void cxx_resolve(enum cxx_op op)
+{
+	static const char *const runtimes[] = { "libstdc++.so.6", "libc++.so.1" };
+	Dl_info info;
+	void *fn = dlsym(RTLD_NEXT, cxx_names[op]);
+	const char *base;
+
+	for (size_t i = 0; !fn && i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
+		void *h = dlopen(runtimes[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			fn = dlsym(h, cxx_names[op]);
+			dlclose(h);
+		}
+	}
+	if (!fn) {
+		cxx[op].fn = cxx_fallback[op];
+		__atomic_store_n(&cxx[op].mode, CXX_FORWARD, __ATOMIC_RELEASE);
+		return;
+	}
+	base = dladdr(fn, &info) && info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+	base = base ? base + 1 : info.dli_fname ? info.dli_fname : "";
+	cxx[op].fn = fn;
+	__atomic_store_n(&cxx[op].mode, strncmp(base, "libstdc++", 9) && strncmp(base, "libc++", 6) ? CXX_DIRECT : CXX_FORWARD,
+			 __ATOMIC_RELEASE);
+}
+
+/* Resolved on first use: the C++ runtime may come with a library loaded later. */
+static inline void *cxx_fn(enum cxx_op op)
+{
+	if (unlikely(__atomic_load_n(&cxx[op].mode, __ATOMIC_ACQUIRE) == CXX_UNRESOLVED))
+		cxx_resolve(op);
+	return cxx[op].fn;
+}
+
+/* After a direct operator new returned p: what malloc_recorded does. */
+static void cxx_new_done(int fn, void *p, size_t n)
+{
+	struct hs_thread *t;
+
+	if (p && ensure_ready() && (t = tracing_thread()) != NULL) {
+		count(t, fn, n);
+		if (!sample_skips(t, n))
+			record_alloc_slow(t, fn, p, n, NULL);
+	}
+}
+
+/* Before a direct operator delete of p: what free_recorded does. */
+static void cxx_delete_begin(void *p)
+{
+	struct hs_thread *t;
+
+	if (p && ensure_ready() && (t = tracing_thread()) != NULL) {
+		hs_local_add(&t->calls[HS_FN_FREE], 1);
+		if (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)p))
+			record_free(t, HS_FN_FREE, p, hs_ticks());
+	}
+}
+
+/*
+ * The usual case (the C++ runtime's operators, which call malloc and
+ * free) is a tail call with no frame, like a PLT entry; the rest is out
+ * of line.
+ */
+#define CXX_NEW_HOOK(name, op, fnum, params, args, size)                           \
+	__attribute__((noinline)) static void *name##_slow params                  \
+	{                                                                          \
+		void *(*next) params = (void *(*) params)cxx_fn(op);               \
+		void *p = next args;                                               \
+		if (cxx[op].mode == CXX_DIRECT)                                    \
+			cxx_new_done(fnum, p, size);                               \
+		return p;                                                          \
+	}                                                                          \
+	HS_EXPORT HS_TAIL_HOOK void *name params                                   \
+	{                                                                          \
+		if (likely(__atomic_load_n(&cxx[op].mode, __ATOMIC_ACQUIRE) == CXX_FORWARD)) \
+			return ((void *(*) params)cxx[op].fn) args;                \
+		return name##_slow args;                                           \
+	}
+
+#define CXX_DELETE_HOOK(name, op, params, args, ptr)                               \
+	__attribute__((noinline)) static void name##_slow params                   \
+	{                                                                          \
+		void (*next) params = (void (*) params)cxx_fn(op);                 \
+		if (cxx[op].mode == CXX_DIRECT)                                    \
+			cxx_delete_begin(ptr);                                     \
+		next args;                                                         \
+	}                                                                          \
+	HS_EXPORT HS_TAIL_HOOK void name params                                    \
+	{                                                                          \
+		if (likely(__atomic_load_n(&cxx[op].mode, __ATOMIC_ACQUIRE) == CXX_FORWARD)) { \
+			((void (*) params)cxx[op].fn) args;                        \
+			return;                                                    \
+		}                                                                  \
+		name##_slow args;                                                  \
+	}
+
+typedef struct hs_nothrow hs_nothrow;   /* std::nothrow_t, only ever passed by reference */
+
+CXX_NEW_HOOK(_Znwm, CXX_NEW, HS_FN_MALLOC, (size_t n), (n), n)
+CXX_NEW_HOOK(_Znam, CXX_NEW_ARRAY, HS_FN_MALLOC, (size_t n), (n), n)
+CXX_NEW_HOOK(_ZnwmRKSt9nothrow_t, CXX_NEW_NOTHROW, HS_FN_MALLOC, (size_t n, const hs_nothrow *nt), (n, nt), n)
+CXX_NEW_HOOK(_ZnamRKSt9nothrow_t, CXX_NEW_ARRAY_NOTHROW, HS_FN_MALLOC, (size_t n, const hs_nothrow *nt), (n, nt), n)
+CXX_NEW_HOOK(_ZnwmSt11align_val_t, CXX_NEW_ALIGN, HS_FN_ALIGNED_ALLOC, (size_t n, size_t al), (n, al), n)
+CXX_NEW_HOOK(_ZnamSt11align_val_t, CXX_NEW_ARRAY_ALIGN, HS_FN_ALIGNED_ALLOC, (size_t n, size_t al), (n, al), n)
+CXX_NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, CXX_NEW_ALIGN_NOTHROW, HS_FN_ALIGNED_ALLOC,
+	     (size_t n, size_t al, const hs_nothrow *nt), (n, al, nt), n)
+CXX_NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, CXX_NEW_ARRAY_ALIGN_NOTHROW, HS_FN_ALIGNED_ALLOC,
+	     (size_t n, size_t al, const hs_nothrow *nt), (n, al, nt), n)
+
+CXX_DELETE_HOOK(_ZdlPv, CXX_DELETE, (void *p), (p), p)
+CXX_DELETE_HOOK(_ZdaPv, CXX_DELETE_ARRAY, (void *p), (p), p)
+CXX_DELETE_HOOK(_ZdlPvm, CXX_DELETE_SIZED, (void *p, size_t n), (p, n), p)
+CXX_DELETE_HOOK(_ZdaPvm, CXX_DELETE_ARRAY_SIZED, (void *p, size_t n), (p, n), p)
+CXX_DELETE_HOOK(_ZdlPvRKSt9nothrow_t, CXX_DELETE_NOTHROW, (void *p, const hs_nothrow *nt), (p, nt), p)
+CXX_DELETE_HOOK(_ZdaPvRKSt9nothrow_t, CXX_DELETE_ARRAY_NOTHROW, (void *p, const hs_nothrow *nt), (p, nt), p)
+CXX_DELETE_HOOK(_ZdlPvSt11align_val_t, CXX_DELETE_ALIGN, (void *p, size_t al), (p, al), p)
+CXX_DELETE_HOOK(_ZdaPvSt11align_val_t, CXX_DELETE_ARRAY_ALIGN, (void *p, size_t al), (p, al), p)
+CXX_DELETE_HOOK(_ZdlPvmSt11align_val_t, CXX_DELETE_SIZED_ALIGN, (void *p, size_t n, size_t al), (p, n, al), p)
+CXX_DELETE_HOOK(_ZdaPvmSt11align_val_t, CXX_DELETE_ARRAY_SIZED_ALIGN, (void *p, size_t n, size_t al), (p, n, al), p)
+CXX_DELETE_HOOK(_ZdlPvSt11align_val_tRKSt9nothrow_t, CXX_DELETE_ALIGN_NOTHROW,
+		(void *p, size_t al, const hs_nothrow *nt), (p, al, nt), p)
+CXX_DELETE_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, CXX_DELETE_ARRAY_ALIGN_NOTHROW,
+		(void *p, size_t al, const hs_nothrow *nt), (p, al, nt), p)

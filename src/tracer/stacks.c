@@ -141,7 +141,10 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 		struct hs_stack_slot *set = &t->cache[pair_set(parent, ip)];
 		uint32_t id;
 
-		if (set[0].ip == ip && set[0].parent == parent) {
+		if (ip >= hs_g.self_lo && ip < hs_g.self_hi) {
+			/* ours, below the program's frames (an operator new that we forward): never shown */
+			id = parent;
+		} else if (set[0].ip == ip && set[0].parent == parent) {
 			id = set[0].id;
 		} else if (set[1].ip == ip && set[1].parent == parent) {
 			id = set[1].id;

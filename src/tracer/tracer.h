@@ -89,6 +89,7 @@ struct hs_thread {
 	int internal;               /* owner only: >0 while tracer code that may allocate runs */
 	int in_stack_lock;          /* owner only: holds the stack table lock */
 	int in_unwind;              /* owner only: t->uw is being rewritten */
+	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */
 	int dtor_rounds;
 	atomic_int dead;
 	int64_t sample_left;

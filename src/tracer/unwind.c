@@ -433,6 +433,9 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept)
 		if (nn == HS_MAX_FRAMES)
 			goto slow; /* deeper than we keep: libunwind's walk keeps the innermost frames */
 		r = rule_find(ip);
+		/* a new rule reads CFI through libdw, which allocates: not from inside an allocator */
+		if (!r && t->no_alloc)
+			goto slow;
 		if (!r)
 			r = rule_add(t, ip);
 		if (!r || r->kind == RULE_BAD)

@@ -470,6 +470,30 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-cxx.json" ]; then
 else
     fail symbols/cxx-demangled "${HS_MISSING:-no cxx report}"
 fi
+# C++ over jemalloc and tcmalloc: they serve operator new and delete
+# themselves, without malloc and free; the program's figures must equal
+# valgrind's for the same program over glibc (the allocators' own start-up
+# calls to malloc left out by --not-through)
+for alloc in libjemalloc.so.2 libtcmalloc_minimal.so.4; do
+    name=cxx-over-${alloc%%.so*}
+    lib=/usr/lib/x86_64-linux-gnu/$alloc
+    if [ $HAVE_HS != 1 ] || [ ! -s "$W/cxx.vg" ]; then
+        fail "valgrind/$name" "${HS_MISSING:-no valgrind oracle for cxx}"
+        continue
+    fi
+    if [ ! -e "$lib" ]; then
+        fail "valgrind/$name" "$lib is missing (Debian packages libjemalloc2 and libtcmalloc-minimal4)"
+        continue
+    fi
+    mkdir -p "$W/$name.d"
+    (cd "$W/$name.d" && LD_PRELOAD=$lib timeout 60 "$HS" record -o "$W/$name.hst" -- "$P/cxx") >"$W/$name.out" 2>"$W/$name.err"
+    timeout 60 "$HS" top --json --not-through 'libjemalloc|libtcmalloc' "$W/$name.hst" >"$W/$name.json" 2>"$W/$name.terr"
+    read -r va _ vb vlc vlb <"$W/cxx.vg"
+    got=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["total"]; print(t["calls"], t["bytes"], t["leaked_count"], t["leaked_bytes"])' "$W/$name.json" 2>/dev/null)
+    if [ "$got" = "$va $vb $vlc $vlb" ]; then ok "valgrind/$name"
+    else fail "valgrind/$name" "allocations, bytes, leaked blocks and bytes: valgrind over glibc $va $vb $vlc $vlb, heapscope over $alloc '$got' ($(first_line "$W/$name.err"))"; fi
+done
+
 # Rust: v0 names demangled, the leaking line of our own function (inlined
 # Box::new and DWARF whose functions sit in namespace DIEs), and the text
 # report's first frame is ours, not the allocator's
