@@ -541,6 +541,33 @@ for m in segv:11 abort:6 term:15; do
         fail "signal/$mode-status" "$HS_MISSING"
     fi
 done
+# the viewer says the same of the crashed run
+if [ $HAVE_HS = 1 ] && [ -s "$W/crash-segv.hst" ]; then
+    vport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$HS" view --port "$vport" "$W/crash-segv.hst" >"$W/crash-view.out" 2>&1 &
+    vpid=$!
+    got=""
+    for _ in $(seq 1 100); do
+        got=$(python3 - "$vport" <<'EOF' 2>/dev/null
+import json, sys, urllib.request
+try:
+    with urllib.request.urlopen("http://127.0.0.1:%s/api/info" % sys.argv[1], timeout=5) as r:
+        j = json.load(r)
+    print(j["end"], j["signal"])
+except Exception:
+    pass
+EOF
+)
+        [ -n "$got" ] && break
+        sleep 0.1
+    done
+    kill "$vpid" 2>/dev/null
+    wait "$vpid" 2>/dev/null
+    if [ "$got" = "signal 11" ]; then ok signal/viewer-end
+    else fail signal/viewer-end "/api/info of the crashed run says '$got'"; fi
+else
+    fail signal/viewer-end "${HS_MISSING:-no crash trace}"
+fi
 # the handlers are invisible: the program finds SIG_DFL and its own handler wins
 if [ $HAVE_HS = 1 ]; then
     hs_record crash-query -o "$W/crash-query.hst" -- "$P/crasher" query
