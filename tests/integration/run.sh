@@ -82,8 +82,11 @@ cc_prog cxx cxx.cpp
 # library), optimised: std's allocation paths are inlined into our functions
 RUSTC=$(command -v rustc || true)
 if [ -n "$RUSTC" ] && { [ ! -x "$P/rust_leak" ] || [ "$T/progs/rust_leak.rs" -nt "$P/rust_leak" ]; }; then
+    # an older rustc without -C symbol-mangling-version: its legacy names then
     "$RUSTC" -g -C opt-level=2 -C symbol-mangling-version=v0 --crate-name hsrust \
-        -o "$P/rust_leak" "$T/progs/rust_leak.rs" >"$W/cc.rust_leak.log" 2>&1 || BUILD_ERR="$BUILD_ERR rust_leak"
+        -o "$P/rust_leak" "$T/progs/rust_leak.rs" >"$W/cc.rust_leak.log" 2>&1 ||
+        "$RUSTC" -g -C opt-level=2 --crate-name hsrust \
+            -o "$P/rust_leak" "$T/progs/rust_leak.rs" >>"$W/cc.rust_leak.log" 2>&1 || BUILD_ERR="$BUILD_ERR rust_leak"
 fi
 [ -n "$BUILD_ERR" ] && fail build-progs "could not compile:$BUILD_ERR (see $W/cc.*.log)"
 
