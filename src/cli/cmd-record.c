@@ -99,14 +99,14 @@ static int find_library(char *out, size_t n)
 	return -1;
 }
 
-static char *expand(const char *tmpl, pid_t pid, const char *exe)
+static char *expand(const char *tmpl, const char *pid, const char *exe)
 {
 	static char out[PATH_MAX];
 	size_t o = 0;
 
 	for (const char *s = tmpl; *s && o < sizeof(out) - 32; s++) {
 		if (s[0] == '%' && s[1] == 'p') {
-			o += (size_t)snprintf(out + o, sizeof(out) - o, "%d", (int)pid);
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", pid);
 			s++;
 		} else if (s[0] == '%' && s[1] == 'e') {
 			o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", exe);
@@ -119,25 +119,65 @@ static char *expand(const char *tmpl, pid_t pid, const char *exe)
 	return out;
 }
 
-/* Tells where the root process's trace went; %e was the traced program's own name. */
-static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t started, int exec_failed)
+/*
+ * The traces of followed processes written during this run, root excepted:
+ * the template with any pid and program name, or the root's path with a
+ * ".PID" suffix (what a child writes when the template has no %p).
+ */
+static void report_followed(const char *tmpl, const char *root, time_t started)
 {
-	char pattern[PATH_MAX];
-	const char *path = expand(tmpl, pid, exe);
+	char pattern[PATH_MAX + 8];
+	glob_t g = { 0 };
+	struct stat st;
+	size_t shown = 0, n = 0;
+
+	if (strstr(tmpl, "%p") || strstr(tmpl, "%e"))
+		glob(expand(tmpl, "*", "*"), 0, NULL, &g);
+	snprintf(pattern, sizeof(pattern), "%s.*", root);
+	glob(pattern, g.gl_pathc ? GLOB_APPEND : 0, NULL, &g);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < g.gl_pathc && shown < 8; i++) {
+			if (!strcmp(g.gl_pathv[i], root) || stat(g.gl_pathv[i], &st) != 0 || st.st_mtime < started)
+				continue;
+			if (pass == 0) {
+				n++;
+				continue;
+			}
+			fprintf(stderr, " '%s'", g.gl_pathv[i]);
+			shown++;
+		}
+		if (pass == 0 && !n)
+			break;
+		if (pass == 0)
+			fprintf(stderr, "heapscope: %zu more from followed processes:", n);
+		else
+			fprintf(stderr, "%s\n", n > shown ? " ..." : "");
+	}
+	globfree(&g);
+}
+
+/* Tells where the root process's trace went; %e was the traced program's own name. */
+static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t started, int exec_failed, int followed)
+{
+	char pattern[PATH_MAX], root[PATH_MAX], pids[16];
 	glob_t g = { 0 };
 	struct stat st;
 
+	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	snprintf(root, sizeof(root), "%s", expand(tmpl, pids, exe));
 	if (strstr(tmpl, "%e")) {
-		snprintf(pattern, sizeof(pattern), "%s", expand(tmpl, pid, "*"));
+		snprintf(pattern, sizeof(pattern), "%s", expand(tmpl, pids, "*"));
 		if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0)
-			path = g.gl_pathv[0];
+			snprintf(root, sizeof(root), "%s", g.gl_pathv[0]);
+		globfree(&g);
 	}
-	if (stat(path, &st) == 0 && st.st_mtime >= started)
-		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", path, path);
+	if (stat(root, &st) == 0 && st.st_mtime >= started)
+		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", root, root);
 	else if (!exec_failed)
 		fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "
-			"setuid (the tracer cannot be preloaded into it)\n", path);
-	globfree(&g);
+			"setuid (the tracer cannot be preloaded into it)\n", root);
+	if (followed)
+		report_followed(tmpl, root, started);
 }
 
 /*
@@ -272,7 +312,7 @@ int hs_cmd_record(int argc, char **argv)
 		if (errno != EINTR)
 			return hs_die("waitpid: %s", strerror(errno));
 	}
-	report_path(output, pid, exe, started, WIFEXITED(status) && WEXITSTATUS(status) == 127);
+	report_path(output, pid, exe, started, WIFEXITED(status) && WEXITSTATUS(status) == 127, follow_fork || follow_exec);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

@@ -292,6 +292,9 @@ if [ $HAVE_HS = 1 ]; then
             cm=$($U get "$W/fork-c.json" calls.mmap 2>/dev/null)/$($U get "$W/fork-c.json" calls.munmap 2>/dev/null)
             if [ "$cm" = 0/0 ]; then ok fork/child-no-tracer-maps
             else fail fork/child-no-tracer-maps "the child's trace counts mmap/munmap calls $cm; forker makes none"; fi
+            # the wrapper names the followed processes' traces too
+            if grep -q "1 more from followed processes: '$cf'" "$W/fork.err"; then ok fork/wrapper-names-child
+            else fail fork/wrapper-names-child "record's stderr does not name '$cf': $(tail -n 1 "$W/fork.err")"; fi
         else
             fail fork/child-identity "no parent/child report"
         fi
