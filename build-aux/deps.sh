@@ -10,7 +10,7 @@ bench) want="$want valgrind heaptrack heaptrack-gui sqlite3 python3 clang libcla
 demo) want="$want" ;;
 esac
 # the Rust test program: any rustc on PATH (rustup's) will do, else Debian's
-case "$1" in test|bench) command -v rustc >/dev/null 2>&1 || want="$want rustc" ;; esac
+if [ "$1" = test ] && ! command -v rustc >/dev/null 2>&1; then want="$want rustc"; fi
 missing=""
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

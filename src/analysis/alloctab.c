@@ -578,9 +578,13 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 
 static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
 {
-	if (ev->kind == HS_EVENT_END || ev->kind == HS_EVENT_SIGNAL) {
-		t->end = ev->kind == HS_EVENT_END ? HS_ALLOCTAB_END_CLEAN : HS_ALLOCTAB_END_SIGNAL;
-		t->end_value = (int)ev->flags;
+	if (ev->kind == HS_EVENT_END) {
+		t->clean_exit = 1;
+		t->end_reason = (int)ev->flags;
+		return 0;
+	}
+	if (ev->kind == HS_EVENT_SIGNAL) {
+		t->signal = (int)ev->flags;
 		return 0;
 	}
 	if (ev->kind == HS_EVENT_RSS) {

@@ -64,11 +64,11 @@ struct hs_alloctab {
 	uint64_t nrss;
 	struct hs_alloctab_marker *markers;
 	uint64_t nmarkers;
-	int end;                     /* how the process ended: HS_ALLOCTAB_END_* */
-	int end_value;               /* enum hs_end_reason, or the signal's number */
+	/* how the process ended, as in struct hs_report */
+	int clean_exit;
+	int end_reason;              /* enum hs_end_reason when clean_exit */
+	int signal;                  /* the signal that ended it, when the tracer caught it; 0: none */
 };
-
-enum { HS_ALLOCTAB_END_UNKNOWN, HS_ALLOCTAB_END_CLEAN, HS_ALLOCTAB_END_SIGNAL };
 
 /* Called about every million events with the reader's file offset. */
 typedef void (*hs_alloctab_progress)(void *arg, uint64_t offset);

@@ -42,11 +42,11 @@ static char *match_string(struct hs_stacks *st, const struct hs_top_row *row)
 		return NULL;
 	n = hs_stacks_folded_frames(st, row->key, fr, 64);
 	for (int j = 0; j < n; j++) {
+		char unknown[300];
 		if (fr[j].function)
 			fprintf(m, "%s%s %s:%d", j ? "\n" : "", fr[j].function, fr[j].file ? base_name(fr[j].file) : "?", fr[j].line);
-		else /* the module and the address there: the same from run to run of the same binaries */
-			fprintf(m, "%s%s+0x%llx", j ? "\n" : "", fr[j].module ? base_name(fr[j].module) : "?",
-				(unsigned long long)fr[j].module_address);
+		else /* its module and the address there: the same from run to run of the same binaries */
+			fprintf(m, "%s%s", j ? "\n" : "", hs_frame_name(&fr[j], unknown, sizeof(unknown)));
 	}
 	if (fclose(m) != 0) {
 		free(buf);

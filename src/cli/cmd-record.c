@@ -124,34 +124,33 @@ static char *expand(const char *tmpl, const char *pid, const char *exe)
  * the template with any pid and program name, or the root's path with a
  * ".PID" suffix (what a child writes when the template has no %p).
  */
+static int followed_trace(const char *path, const char *root, time_t started)
+{
+	struct stat st;
+
+	return strcmp(path, root) != 0 && stat(path, &st) == 0 && st.st_mtime >= started;
+}
+
 static void report_followed(const char *tmpl, const char *root, time_t started)
 {
 	char pattern[PATH_MAX + 8];
 	glob_t g = { 0 };
-	struct stat st;
 	size_t shown = 0, n = 0;
 
 	if (strstr(tmpl, "%p") || strstr(tmpl, "%e"))
 		glob(expand(tmpl, "*", "*"), 0, NULL, &g);
 	snprintf(pattern, sizeof(pattern), "%s.*", root);
 	glob(pattern, g.gl_pathc ? GLOB_APPEND : 0, NULL, &g);
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < g.gl_pathc && shown < 8; i++) {
-			if (!strcmp(g.gl_pathv[i], root) || stat(g.gl_pathv[i], &st) != 0 || st.st_mtime < started)
-				continue;
-			if (pass == 0) {
-				n++;
-				continue;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		n += followed_trace(g.gl_pathv[i], root, started);
+	if (n) {
+		fprintf(stderr, "heapscope: %zu more from followed processes:", n);
+		for (size_t i = 0; i < g.gl_pathc && shown < 8; i++)
+			if (followed_trace(g.gl_pathv[i], root, started)) {
+				fprintf(stderr, " '%s'", g.gl_pathv[i]);
+				shown++;
 			}
-			fprintf(stderr, " '%s'", g.gl_pathv[i]);
-			shown++;
-		}
-		if (pass == 0 && !n)
-			break;
-		if (pass == 0)
-			fprintf(stderr, "heapscope: %zu more from followed processes:", n);
-		else
-			fprintf(stderr, "%s\n", n > shown ? " ..." : "");
+		fprintf(stderr, "%s\n", n > shown ? " ..." : "");
 	}
 	globfree(&g);
 }

@@ -646,7 +646,8 @@ HS_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	return do_realloc(HS_FN_REALLOCARRAY, old, n, size);
 }
 
-static void *traced_aligned(int fn, void *p, size_t n)
+/* After an allocating call that the hook did not count beforehand (the aligned family, C++'s new): count and record it. */
+static void *traced_after(int fn, void *p, size_t n)
 {
 	struct hs_thread *t = tracing_thread();
 
@@ -665,7 +666,7 @@ HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	if (unlikely(!ensure_ready()))
 		return ENOMEM;
 	rc = real.posix_memalign(out, align, n);
-	traced_aligned(HS_FN_POSIX_MEMALIGN, rc == 0 ? *out : NULL, n);
+	traced_after(HS_FN_POSIX_MEMALIGN, rc == 0 ? *out : NULL, n);
 	return rc;
 }
 
@@ -673,21 +674,21 @@ HS_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (unlikely(!ensure_ready()))
 		return NULL;
-	return traced_aligned(HS_FN_ALIGNED_ALLOC, real.aligned_alloc(align, n), n);
+	return traced_after(HS_FN_ALIGNED_ALLOC, real.aligned_alloc(align, n), n);
 }
 
 HS_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (unlikely(!ensure_ready()))
 		return NULL;
-	return traced_aligned(HS_FN_MEMALIGN, real.memalign(align, n), n);
+	return traced_after(HS_FN_MEMALIGN, real.memalign(align, n), n);
 }
 
 HS_EXPORT void *valloc(size_t n)
 {
 	if (unlikely(!ensure_ready()))
 		return NULL;
-	return traced_aligned(HS_FN_VALLOC, real.valloc(n), n);
+	return traced_after(HS_FN_VALLOC, real.valloc(n), n);
 }
 
 HS_EXPORT void *pvalloc(size_t n)
@@ -697,7 +698,7 @@ HS_EXPORT void *pvalloc(size_t n)
 	if (unlikely(!ensure_ready()))
 		return NULL;
 	/* pvalloc rounds the request up to whole pages: that is what the program gets */
-	return traced_aligned(HS_FN_PVALLOC, real.pvalloc(n), n ? (n + page - 1) & ~(page - 1) : page);
+	return traced_after(HS_FN_PVALLOC, real.pvalloc(n), n ? (n + page - 1) & ~(page - 1) : page);
 }
 
 HS_EXPORT size_t malloc_usable_size(void *p)
@@ -1090,24 +1091,12 @@ static inline void *cxx_fn(enum cxx_op op)
 	return cxx[op].fn;
 }
 
-/* After a direct operator new returned p: what malloc_recorded does. */
-static void cxx_new_done(int fn, void *p, size_t n)
-{
-	struct hs_thread *t;
-
-	if (p && ensure_ready() && (t = tracing_thread()) != NULL) {
-		count(t, fn, n);
-		if (!sample_skips(t, n))
-			record_alloc_slow(t, fn, p, n, NULL);
-	}
-}
-
-/* Before a direct operator delete of p: what free_recorded does. */
+/* Before a direct operator delete of p: what free and free_recorded do. */
 static void cxx_delete_begin(void *p)
 {
 	struct hs_thread *t;
 
-	if (p && ensure_ready() && (t = tracing_thread()) != NULL) {
+	if (p && (t = tracing_thread()) != NULL) {
 		hs_local_add(&t->calls[HS_FN_FREE], 1);
 		if (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)p))
 			record_free(t, HS_FN_FREE, p, hs_ticks());
@@ -1124,9 +1113,7 @@ static void cxx_delete_begin(void *p)
 	{                                                                          \
 		void *(*next) params = (void *(*) params)cxx_fn(op);               \
 		void *p = next args;                                               \
-		if (cxx[op].mode == CXX_DIRECT)                                    \
-			cxx_new_done(fnum, p, size);                               \
-		return p;                                                          \
+		return cxx[op].mode == CXX_DIRECT ? traced_after(fnum, p, size) : p; \
 	}                                                                          \
 	HS_EXPORT HS_TAIL_HOOK void *name params                                   \
 	{                                                                          \

@@ -507,9 +507,7 @@ static void info_fields(FILE *f, const struct hs_api_trace *tr)
 	}
 	fprintf(f, "], \"duration_ns\": %llu, \"end\": \"%s\", \"signal\": %d, \"mode\": \"%s\", \"sample_bytes\": %llu, "
 		   "\"estimated\": %s,\n",
-		(unsigned long long)t->end_ns,
-		hs_fmt_end_key(t->end == HS_ALLOCTAB_END_CLEAN, t->end_value, t->end == HS_ALLOCTAB_END_SIGNAL ? t->end_value : 0),
-		t->end == HS_ALLOCTAB_END_SIGNAL ? t->end_value : 0,
+		(unsigned long long)t->end_ns, hs_fmt_end_key(t->clean_exit, t->end_reason, t->signal), t->signal,
 		t->sample_bytes ? "sampled" : "full", (unsigned long long)t->sample_bytes, t->sample_bytes ? "true" : "false");
 	fprintf(f, " \"records\": %llu, \"allocations\": %.0f, \"bytes_allocated\": %.0f, \"threads\": %u,\n",
 		(unsigned long long)t->n, tr->allocations, tr->bytes, t->ntids);

@@ -665,22 +665,32 @@ ht_check sqlite3 "$W/sqlite.sql" sqlite3 :memory:
 if [ $HAVE_HS = 1 ] && [ -s "$W/hs-sqlite3.hst" ]; then
     (cd "$W/hs-sqlite3.d" && timeout 300 "$HS" record -o "$W/hs-sqlite3b.hst" -- sqlite3 :memory:) \
         <"$W/sqlite.sql" >"$W/hs-sqlite3b.out" 2>"$W/hs-sqlite3b.err"
+    # by backtrace, sites are the distinct sequences of visible frames: a
+    # known function by its file:line, an unknown one by its address (the
+    # same in one trace); matching must merge none of them
+    timeout 120 "$HS" top --json --by backtrace -n 1000000 "$W/hs-sqlite3.hst" >"$W/sqlite-top-all.json" 2>&1
     for by in function backtrace; do
         timeout 120 "$HS" diff --json --by $by "$W/hs-sqlite3.hst" "$W/hs-sqlite3b.hst" >"$W/sqlite-diff-$by.json" 2>&1
-        python3 - "$W/sqlite-diff-$by.json" "diff/unsymbolized-runs-match-$by" <<'EOF'
+        python3 - "$W/sqlite-diff-$by.json" "diff/unsymbolized-runs-match-$by" "$W/sqlite-top-all.json" <<'EOF'
 import json, re, sys
 name = sys.argv[2]
 try:
     d = json.load(open(sys.argv[1]))
+    top = json.load(open(sys.argv[3]))
 except Exception as e:  # noqa: BLE001
-    print("FAIL %s: no diff JSON (%s)" % (name, e)); sys.exit()
+    print("FAIL %s: no diff or top JSON (%s)" % (name, e)); sys.exit()
 rows = d.get("rows") or []
 alone = [r for r in rows if r.get("status") != "both"]
 named = [r["name"] for r in rows if re.search(r"libsqlite3\.so[.0-9]*\+0x[0-9a-f]+", r.get("name") or "")]
+sites = {tuple((f["function"], (f["file"] or "").split("/")[-1], f["line"]) if f["function"] else (f["module"], f["address"])
+               for f in r["frames"]) for r in top["rows"]}
 if d.get("by") == "function" and not named:
     print("FAIL %s: no row named libsqlite3.so.0+0x...; rows: %s" % (name, [r.get("name") for r in rows[:5]]))
 elif alone:
     print("FAIL %s: %d of %d sites only in one run, e.g. %s" % (name, len(alone), len(rows), alone[0].get("name")))
+elif d.get("by") == "backtrace" and d.get("rows_total") != len(sites):
+    print("FAIL %s: %s rows where the trace has %d distinct visible backtraces (unknown frames merged?)"
+          % (name, d.get("rows_total"), len(sites)))
 else:
     print("ok %s" % name)
 EOF
