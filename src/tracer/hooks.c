@@ -326,13 +326,19 @@ static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 	 * up to the interrupted event's slot, and that is room enough.
 	 */
 	slot = hs_local_xadd(&t->reserve, n);
-	if (unlikely(slot + n - atomic_load_explicit(&t->tail, memory_order_relaxed) > HS_RING_EVENTS)) {
-		wait_for_room(t, slot, n);
-		if (atomic_load(&hs_g.state) != HS_ACTIVE) {
-			t->reserve -= n;
-			t->depth--;
-			return NULL;
+	if (unlikely(slot + n > t->room)) {
+		/* tail only moves forward: the room it gave stays valid, so it is read once per stretch, not per event */
+		uint64_t room = atomic_load_explicit(&t->tail, memory_order_relaxed) + HS_RING_EVENTS;
+		if (slot + n > room) {
+			wait_for_room(t, slot, n);
+			if (atomic_load(&hs_g.state) != HS_ACTIVE) {
+				t->reserve -= n;
+				t->depth--;
+				return NULL;
+			}
+			room = atomic_load_explicit(&t->tail, memory_order_relaxed) + HS_RING_EVENTS;
 		}
+		t->room = room;
 	}
 	e = &t->ring[slot & (HS_RING_EVENTS - 1)];
 	e->ext = (uint16_t)(n - 1);

@@ -445,6 +445,7 @@ static void fork_child(void)
 		atomic_store(&self->head, 0);
 		atomic_store(&self->tail, 0);
 		self->reserve = 0;
+		self->room = 0;
 		self->uw.n = 0;
 		memset(self->cache, 0, sizeof(self->cache));
 		memset(self->calls, 0, sizeof(self->calls));
