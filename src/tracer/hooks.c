@@ -428,18 +428,21 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 {
 	struct hs_ev *e;
 	uint32_t stack;
+	uint64_t ts;
 
 	if (hs_g.cfg.sample_bytes) {
 		t->sample_left = next_sample(t);
 		set_insert((uintptr_t)p);
 	}
+	/* stamped before the walk: the fence then waits for the allocator's loads, not for the walk's too */
+	ts = hs_ticks();
 	t->depth++;
 	stack = hs_stack_capture(t);
 	t->depth--;
 	e = ev_begin(t, old ? 2 : 1);
 	if (!e)
 		return;
-	e->ts = hs_ticks();
+	e->ts = ts;
 	e->type = HS_EV_ALLOC;
 	e->fn = (uint8_t)fn;
 	e->a = (uintptr_t)p;

@@ -346,10 +346,21 @@ static inline void copy_frame(struct hs_uframe *dst, const struct hs_uframe *src
 
 static inline int unchanged(const struct hs_unwind_state *u, int m)
 {
-	for (int i = 0, end = u->chk_end[m]; i < end; i++)
-		if (*(const uint64_t *)(uintptr_t)u->chk_addr[i] != u->chk_val[i])
+	int i = 0, end = u->chk_end[m];
+	uint64_t diff = 0;
+
+	/* four words per branch: most walks check a dozen or more, and they rarely differ */
+	for (; i + 4 <= end; i += 4) {
+		diff = (*(const uint64_t *)(uintptr_t)u->chk_addr[i] ^ u->chk_val[i]) |
+		       (*(const uint64_t *)(uintptr_t)u->chk_addr[i + 1] ^ u->chk_val[i + 1]) |
+		       (*(const uint64_t *)(uintptr_t)u->chk_addr[i + 2] ^ u->chk_val[i + 2]) |
+		       (*(const uint64_t *)(uintptr_t)u->chk_addr[i + 3] ^ u->chk_val[i + 3]);
+		if (diff)
 			return 0;
-	return 1;
+	}
+	for (; i < end; i++)
+		diff |= *(const uint64_t *)(uintptr_t)u->chk_addr[i] ^ u->chk_val[i];
+	return diff == 0;
 }
 
 /*
