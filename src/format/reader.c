@@ -711,7 +711,12 @@ __attribute__((always_inline)) static inline int fast_thread(struct hs_reader *r
 	r->sp[HS_STREAM_TYPE]++;
 	r->sp[HS_STREAM_MISC] = pm;
 	r->tid = (uint32_t)v;
-	r->pred = NULL;
+	/*
+	 * The thread's slot now, from v: read back lazily, r->tid just stored
+	 * came back in one load with the chunk number, which the store cannot
+	 * forward (a fifth of the decoding time of a four-thread trace).
+	 */
+	r->pred = hs_predict_for(r->predict, (uint32_t)v, r->chunk_no);
 	return 1;
 }
 
