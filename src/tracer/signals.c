@@ -74,6 +74,38 @@ void hs_signals_install(void)
 	}
 }
 
+/* Our handler is what the kernel holds for sig: the program may have replaced it behind our back (sysv_signal, sigset). */
+static int is_ours(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_fatal;
+}
+
+static int is_fatal(int sig)
+{
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		if (fatal[i] == sig)
+			return 1;
+	return 0;
+}
+
+/*
+ * A program that puts the default action back on a fatal signal (a crash
+ * reporter about to re-raise, say) gets our handler in its place, which
+ * flushes and then acts as the default: otherwise its crash would lose
+ * the trace's last 100 ms.
+ */
+static int takes_default(int sig, const struct sigaction *act)
+{
+	return act && act->sa_handler == SIG_DFL && sig > 0 && sig < NSIG && is_fatal(sig) &&
+	       atomic_load(&hs_g.state) == HS_ACTIVE && (pid_t)syscall(SYS_getpid) == hs_g.pid;
+}
+
+static void ours_as_default(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_handler = SIG_DFL;
+}
+
 /*
  * Programs decide by what they find: CPython installs its KeyboardInterrupt
  * handler only over SIG_DFL, Rust its stack-overflow handler likewise. So
@@ -83,22 +115,37 @@ void hs_signals_install(void)
 HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int was_ours = sig > 0 && sig < NSIG && atomic_load(&ours[sig]);
-	int rc = call_sigaction(sig, act, old);
+	struct sigaction prev, sa;
+	int rc;
 
-	if (rc == 0 && was_ours) {
-		if (old) {
-			memset(old, 0, sizeof(*old));
-			old->sa_handler = SIG_DFL;
-		}
-		if (act)
+	if (takes_default(sig, act)) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_fatal;
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		rc = call_sigaction(sig, &sa, &prev);
+		if (rc == 0)
+			atomic_store(&ours[sig], 1);
+	} else {
+		rc = call_sigaction(sig, act, &prev);
+		if (rc == 0 && act)
 			atomic_store(&ours[sig], 0);
+	}
+	if (rc == 0 && was_ours && !act && !is_ours(&prev))
+		atomic_store(&ours[sig], 0); /* replaced by a call we do not see */
+	if (rc == 0 && old) {
+		if (was_ours && is_ours(&prev))
+			ours_as_default(old);
+		else
+			*old = prev;
 	}
 	return rc;
 }
 
 HS_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 {
-	__sighandler_t prev;
+	struct sigaction act, prev;
+	__sighandler_t was;
 
 	if (!real_signal)
 		real_signal = (__typeof__(real_signal))dlsym(RTLD_NEXT, "signal");
@@ -106,11 +153,18 @@ HS_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 		errno = ENOSYS;
 		return SIG_ERR;
 	}
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	if (takes_default(sig, &act)) {
+		if (sigaction(sig, &act, &prev) < 0)
+			return SIG_ERR;
+		return prev.sa_handler;
+	}
 	if (sig <= 0 || sig >= NSIG || !atomic_load(&ours[sig]))
 		return real_signal(sig, handler);
-	prev = real_signal(sig, handler);
-	if (prev == SIG_ERR)
+	was = real_signal(sig, handler);
+	if (was == SIG_ERR)
 		return SIG_ERR;
 	atomic_store(&ours[sig], 0);
-	return SIG_DFL;
+	return (uintptr_t)was == (uintptr_t)on_fatal ? SIG_DFL : was;
 }

@@ -529,7 +529,7 @@ fi
 # The tracer catches the signals whose default action ends the process,
 # flushes, and lets the signal kill as before (same exit status): the
 # trace holds every allocation, not only those of the last flushed chunk.
-for m in segv:11 abort:6 term:15; do
+for m in segv:11 abort:6 term:15 reraise:11; do
     mode=${m%%:*} sig=${m#*:}
     if [ $HAVE_HS = 1 ]; then
         hs_record "crash-$mode" -o "$W/crash-$mode.hst" -- "$P/crasher" "$mode"
@@ -577,8 +577,8 @@ fi
 # the handlers are invisible: the program finds SIG_DFL and its own handler wins
 if [ $HAVE_HS = 1 ]; then
     hs_record crash-query -o "$W/crash-query.hst" -- "$P/crasher" query
-    got=$(grep -o 'sigint=.*' "$W/crash-query.out")
-    if [ "$got" = "sigint=dfl sigterm-prev=dfl survived" ]; then ok signal/handlers-invisible
+    got=$(grep -o 'sysv=.*' "$W/crash-query.out")
+    if [ "$got" = "sysv=own usr1=dfl sigint=dfl sigterm-prev=dfl survived" ]; then ok signal/handlers-invisible
     else fail signal/handlers-invisible "the traced program printed '$got'"; fi
     # CPython installs its KeyboardInterrupt handler only over SIG_DFL
     hs_record crash-py -o "$W/crash-py.hst" -- python3 -c 'import signal; print(signal.getsignal(signal.SIGINT).__name__)'

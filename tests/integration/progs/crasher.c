@@ -17,6 +17,16 @@ static void on_term(int sig)
 	(void)sig;
 }
 
+/* a crash reporter: says so, puts the default action back and re-raises */
+static void on_segv(int sig)
+{
+	say("reporter\n");
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+extern __sighandler_t sysv_signal(int sig, __sighandler_t handler);
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "segv";
@@ -34,7 +44,23 @@ int main(int argc, char **argv)
 		kill(getpid(), SIGTERM);
 		pause();
 	}
+	if (!strcmp(mode, "reraise")) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_segv;
+		sigaction(SIGSEGV, &sa, NULL);
+		*(volatile int *)keep[0] = *(volatile int *)(uintptr_t)8;
+	}
 	if (!strcmp(mode, "query")) {
+		/* a handler set where we cannot see it is the one the program is told of */
+		sysv_signal(SIGHUP, on_term);
+		sigaction(SIGHUP, NULL, &old);
+		say(old.sa_handler == on_term ? "sysv=own" : "sysv=other");
+		/* the default put back is the default the program finds */
+		signal(SIGUSR1, on_term);
+		signal(SIGUSR1, SIG_DFL);
+		sigaction(SIGUSR1, NULL, &old);
+		say(old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO) ? " usr1=dfl " : " usr1=other ");
 		/* what the program finds must be what it would find untraced */
 		sigaction(SIGINT, NULL, &old);
 		say(old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO) ? "sigint=dfl" : "sigint=other");
