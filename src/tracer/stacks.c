@@ -198,10 +198,11 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 		return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
 	}
 	t->in_unwind = 1;
-	n = hs_unwind(t, &kept);
+	id = 0;
+	n = hs_unwind(t, &kept, &id);
 	if (n == 0) {
 		t->in_unwind = 0;
-		return 0;
+		return id;
 	}
 	/* the usual case: the same call path as last time, node ids and all */
 	if (kept == n) {
@@ -212,6 +213,8 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 	id = nodes_for(t, kept ? f[kept - 1].node : 0, &f[n - 1].ip, -(ptrdiff_t)sizeof(*f), n - kept, &f[n - 1].node);
 	if (!id)
 		t->uw.n = 0; /* node ids incomplete: do not reuse this walk */
+	else
+		hs_unwind_keep(t);
 	t->in_unwind = 0;
 	return id;
 }

@@ -292,6 +292,8 @@ static void restart(void)
 		atomic_store(&t->head, t->reserve);
 		t->uw.n = 0;
 		memset(t->cache, 0, sizeof(t->cache));
+		memset(t->walks, 0, sizeof(t->walks));
+		memset(t->walk_next, 0, sizeof(t->walk_next));
 		memset(t->calls, 0, sizeof(t->calls));
 		memset(t->bytes, 0, sizeof(t->bytes));
 	}
@@ -448,6 +450,8 @@ static void fork_child(void)
 		self->room = 0;
 		self->uw.n = 0;
 		memset(self->cache, 0, sizeof(self->cache));
+		memset(self->walks, 0, sizeof(self->walks));
+		memset(self->walk_next, 0, sizeof(self->walk_next));
 		memset(self->calls, 0, sizeof(self->calls));
 		memset(self->bytes, 0, sizeof(self->bytes));
 	}

@@ -17,6 +17,9 @@
 #define HS_DEFAULT_RESOLUTION_NS 100000
 #define HS_RING_EVENTS (32u << 10)
 #define HS_STACK_CACHE 8192  /* slots of the (parent, ip) -> node cache, 2 per set */
+#define HS_WALK_SETS 32      /* recent whole walks per thread, by their first frame: sets of HS_WALK_WAYS */
+#define HS_WALK_WAYS 4
+#define HS_WALK_WORDS 32     /* stack words a walk may read and still be kept there */
 
 /* An event as the hooks leave it in their thread's ring; the writer encodes it. */
 enum hs_ev_type { HS_EV_ALLOC = 1, HS_EV_FREE, HS_EV_MMAP, HS_EV_MUNMAP, HS_EV_MREMAP, HS_EV_BRK };
@@ -76,6 +79,25 @@ struct hs_unwind_state {
 };
 
 /*
+ * A whole walk, kept by the registers of its first frame (the hook's
+ * caller) with the stack words it read: when a later walk starts with the
+ * same registers and none of the words changed, it is the same walk, and
+ * node is its stack id. Programs cycle through a few call paths (CPython's
+ * loop here through 10, sqlite's inserts through 60): the last walk alone
+ * shares only its outer frames with the next one. Walks that differ only
+ * further out share their first registers (sqlite allocates through one
+ * call site): a set holds several.
+ */
+struct hs_walk {
+	uint64_t ip, sp, bp;        /* ip 0: empty */
+	uint32_t node;
+	uint8_t need_bp, bp_ok;
+	uint16_t nchk;
+	uint64_t chk_addr[HS_WALK_WORDS];
+	uint64_t chk_val[HS_WALK_WORDS];
+};
+
+/*
  * Per-thread state. The owning thread is the only producer of its ring, the
  * writer the only consumer: no lock on the hot path.
  */
@@ -106,6 +128,8 @@ struct hs_thread {
 	uintptr_t stack_lo, stack_hi;
 	struct hs_stack_slot cache[HS_STACK_CACHE];
 	struct hs_unwind_state uw;
+	struct hs_walk walks[HS_WALK_SETS][HS_WALK_WAYS];
+	uint8_t walk_next[HS_WALK_SETS];   /* the way a set's next new walk replaces */
 	struct hs_ev ring[HS_RING_EVENTS];
 };
 
@@ -200,7 +224,8 @@ void hs_stacks_reset(void);
 int hs_unwind_init(void);
 void hs_unwind_forget(uintptr_t lo, uintptr_t hi);
 void hs_unwind_thread_init(struct hs_thread *t);
-int hs_unwind(struct hs_thread *t, int *kept);
+int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node);
+void hs_unwind_keep(struct hs_thread *t);
 
 /* modules.c */
 struct dl_phdr_info;

@@ -344,23 +344,32 @@ static inline void copy_frame(struct hs_uframe *dst, const struct hs_uframe *src
 	dst->need_bp = src->need_bp;
 }
 
-static inline int unchanged(const struct hs_unwind_state *u, int m)
+/*
+ * None of the n words a walk read changed: innermost first, where walks
+ * that share their outer frames differ; four words per branch, since most
+ * walks check a dozen or more and they rarely differ.
+ */
+static inline int words_unchanged(const uint64_t *addr, const uint64_t *val, int n)
 {
-	int i = 0, end = u->chk_end[m];
 	uint64_t diff = 0;
 
-	/* four words per branch: most walks check a dozen or more, and they rarely differ */
-	for (; i + 4 <= end; i += 4) {
-		diff = (*(const uint64_t *)(uintptr_t)u->chk_addr[i] ^ u->chk_val[i]) |
-		       (*(const uint64_t *)(uintptr_t)u->chk_addr[i + 1] ^ u->chk_val[i + 1]) |
-		       (*(const uint64_t *)(uintptr_t)u->chk_addr[i + 2] ^ u->chk_val[i + 2]) |
-		       (*(const uint64_t *)(uintptr_t)u->chk_addr[i + 3] ^ u->chk_val[i + 3]);
+	for (; n >= 4; n -= 4) {
+		diff = (*(const uint64_t *)(uintptr_t)addr[n - 1] ^ val[n - 1]) |
+		       (*(const uint64_t *)(uintptr_t)addr[n - 2] ^ val[n - 2]) |
+		       (*(const uint64_t *)(uintptr_t)addr[n - 3] ^ val[n - 3]) |
+		       (*(const uint64_t *)(uintptr_t)addr[n - 4] ^ val[n - 4]);
 		if (diff)
 			return 0;
 	}
-	for (; i < end; i++)
-		diff |= *(const uint64_t *)(uintptr_t)u->chk_addr[i] ^ u->chk_val[i];
+	for (; n > 0; n--)
+		diff |= *(const uint64_t *)(uintptr_t)addr[n - 1] ^ val[n - 1];
 	return diff == 0;
+}
+
+/* The last walk's frames from f[m] outwards are this walk's: f[m] has its registers, and none of their words changed. */
+static inline int unchanged(const struct hs_unwind_state *u, int m)
+{
+	return words_unchanged(u->chk_addr, u->chk_val, u->chk_end[m]);
 }
 
 /*
@@ -393,12 +402,59 @@ static void append_walk(struct hs_unwind_state *u, int keep, int nn)
 	u->chk_n = c;
 }
 
+static inline size_t walk_set(uint64_t ip, uint64_t sp)
+{
+	return (size_t)(((ip ^ (sp << 16)) * 0x9e3779b97f4a7c15ull) >> 59);
+}
+
+static inline int walk_is(const struct hs_walk *w, uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	return w->ip == ip && w->sp == sp && (!w->need_bp || (w->bp == bp && w->bp_ok)) &&
+	       words_unchanged(w->chk_addr, w->chk_val, w->nchk);
+}
+
+/*
+ * After a walk whose frames all have node ids: keeps it among the recent
+ * walks. Not a libunwind walk (no registers, no words to check), nor one
+ * that read more words than a slot holds.
+ */
+void hs_unwind_keep(struct hs_thread *t)
+{
+	const struct hs_unwind_state *u = &t->uw;
+	const struct hs_uframe *f;
+	struct hs_walk *w;
+	size_t set;
+
+	if (u->n < 1 || u->chk_n > HS_WALK_WORDS)
+		return;
+	f = &u->f[u->n - 1];
+	if (!f->sp || u->chk_end[u->n - 1] != u->chk_n)
+		return;
+	set = walk_set(f->ip, f->sp);
+	w = &t->walks[set][t->walk_next[set]];
+	t->walk_next[set] = (uint8_t)((t->walk_next[set] + 1) % HS_WALK_WAYS);
+	/* t->in_unwind is set: a signal handler interrupting us walks with libunwind, not from these */
+	w->ip = f->ip;
+	w->sp = f->sp;
+	w->bp = f->bp;
+	w->node = f->node;
+	w->need_bp = f->need_bp;
+	w->bp_ok = f->bp_ok;
+	w->nchk = (uint16_t)u->chk_n;
+	for (int i = 0; i < u->chk_n; i++) {
+		w->chk_addr[i] = u->chk_addr[i];
+		w->chk_val[i] = u->chk_val[i];
+	}
+}
+
 /*
  * Leaves the backtrace of the hook's caller in t->uw.f[0 .. return value),
  * outermost first. *kept tells how many outer frames (with their node ids)
- * were kept from the previous walk; the others are new.
+ * were kept from the previous walk; the others are new. Or, when a recent
+ * walk (hs_unwind_keep) is this one, returns 0 with its stack id in *node
+ * and t->uw untouched.
  */
-__attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept)
+__attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node)
 {
 	struct hs_unwind_state *u = &t->uw;
 	uintptr_t *fp = __builtin_frame_address(0);
@@ -424,6 +480,23 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept)
 	}
 	if (!sp)
 		goto slow;
+	/* the same walk as last time (a loop allocating at one place): as the loop below would find it, sooner */
+	if (m >= 0 && u->f[m].sp == sp && u->f[m].ip == ip &&
+	    (!u->f[m].need_bp || (u->f[m].bp == bp && u->f[m].bp_ok == bp_ok && bp_ok))) {
+		if (unchanged(u, m)) {
+			*kept = u->n;
+			return u->n;
+		}
+		m = -1; /* a word outside changed: no frame further out can match either */
+	}
+	{
+		const struct hs_walk *w = t->walks[walk_set(ip, sp)];
+		for (int i = 0; i < HS_WALK_WAYS; i++)
+			if (walk_is(&w[i], ip, sp, bp)) {
+				*node = w[i].node;
+				return 0;
+			}
+	}
 
 	for (;;) {
 		const struct rule *r;

@@ -78,6 +78,8 @@ cc_prog libreload_a.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAM
 cc_prog libreload_b.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600
 cc_prog libreload_c.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600 -DSHIFT
 cc_prog cxx cxx.cpp
+# optimised, without frame pointers: one call site reached by many paths (unwind.sh)
+cc_prog paths paths.c -O2 -fomit-frame-pointer
 # Rust with v0 mangling (what current toolchains use for their standard
 # library), optimised: std's allocation paths are inlined into our functions
 RUSTC=$(command -v rustc || true)

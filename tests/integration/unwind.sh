@@ -57,6 +57,8 @@ compare cxx "$progs/cxx"
 compare family "$progs/family"
 compare dlopener "$progs/dlopener" "$progs/libdlalloc.so"
 compare threads "$progs/threads"
+# walks that start with the same frame and differ further out, more of them than a set of kept walks holds
+compare paths "$progs/paths"
 # A library replaced at the same addresses by another (other code, other frames):
 # the old one's unwind rules must be gone before the new one's frames are walked.
 # libunwind itself keeps stale unwind info here, so the oracle is the libraries'
