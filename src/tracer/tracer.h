@@ -89,10 +89,8 @@ struct hs_unwind_state {
  * call site): a set holds several.
  */
 struct hs_walk {
-	uint64_t ip, sp, bp;        /* ip 0: empty */
-	uint32_t node;
-	uint8_t need_bp, bp_ok;
-	uint16_t nchk;
+	struct hs_uframe first;     /* first.ip 0: empty */
+	int nchk;
 	uint64_t chk_addr[HS_WALK_WORDS];
 	uint64_t chk_val[HS_WALK_WORDS];
 };

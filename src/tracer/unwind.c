@@ -409,7 +409,9 @@ static inline size_t walk_set(uint64_t ip, uint64_t sp)
 
 static inline int walk_is(const struct hs_walk *w, uint64_t ip, uint64_t sp, uint64_t bp)
 {
-	return w->ip == ip && w->sp == sp && (!w->need_bp || (w->bp == bp && w->bp_ok)) &&
+	const struct hs_uframe *f = &w->first;
+
+	return f->ip == ip && f->sp == sp && (!f->need_bp || (f->bp == bp && f->bp_ok)) &&
 	       words_unchanged(w->chk_addr, w->chk_val, w->nchk);
 }
 
@@ -434,13 +436,8 @@ void hs_unwind_keep(struct hs_thread *t)
 	w = &t->walks[set][t->walk_next[set]];
 	t->walk_next[set] = (uint8_t)((t->walk_next[set] + 1) % HS_WALK_WAYS);
 	/* t->in_unwind is set: a signal handler interrupting us walks with libunwind, not from these */
-	w->ip = f->ip;
-	w->sp = f->sp;
-	w->bp = f->bp;
-	w->node = f->node;
-	w->need_bp = f->need_bp;
-	w->bp_ok = f->bp_ok;
-	w->nchk = (uint16_t)u->chk_n;
+	copy_frame(&w->first, f);
+	w->nchk = u->chk_n;
 	for (int i = 0; i < u->chk_n; i++) {
 		w->chk_addr[i] = u->chk_addr[i];
 		w->chk_val[i] = u->chk_val[i];
@@ -493,7 +490,7 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 		const struct hs_walk *w = t->walks[walk_set(ip, sp)];
 		for (int i = 0; i < HS_WALK_WAYS; i++)
 			if (walk_is(&w[i], ip, sp, bp)) {
-				*node = w[i].node;
+				*node = w[i].first.node;
 				return 0;
 			}
 	}
