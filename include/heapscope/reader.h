@@ -20,6 +20,10 @@ extern "C" {
  *
  * Functions return 0 (or 1 for "got one"), or a negative errno-style code;
  * then hs_reader_error() tells what went wrong and at which file offset.
+ * Running out of memory is such an error (-ENOMEM), never an abort: when
+ * even the reader could not be allocated, hs_reader_open() leaves *out NULL,
+ * which hs_reader_error() and hs_reader_close() accept. The symbolizer
+ * degrades instead: a name it has no memory for is left out.
  */
 struct hs_reader;
 

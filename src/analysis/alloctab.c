@@ -1,6 +1,7 @@
 /* alloctab.c - the pass that pairs allocations with frees, into the allocation table or out to a sink as each fate is known */
 #define _DEFAULT_SOURCE /* madvise, strndup */
 #include "alloctab.h"
+#include "oom.h"
 
 #include <errno.h>
 #include <math.h>
@@ -210,10 +211,7 @@ static uint32_t thread_index_slow(struct pass *ps, uint32_t tid)
 	if (t->ntids == MAX_THREADS)
 		return MAX_THREADS - 1;
 	if ((t->ntids & (t->ntids - 1)) == 0) {
-		uint32_t *n = realloc(t->tids, (t->ntids ? t->ntids * 2 : 16) * sizeof(*n));
-		if (!n)
-			abort();
-		t->tids = n;
+		t->tids = hs_xrealloc(t->tids, (t->ntids ? t->ntids * 2 : 16) * sizeof(*t->tids));
 	}
 	t->tids[t->ntids] = tid;
 	ps->last_tid = tid;

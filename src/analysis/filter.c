@@ -1,6 +1,7 @@
 /* filter.c - parsing filter options and evaluating the conditions that depend on backtraces */
 #define _POSIX_C_SOURCE 200809L
 #include "filter.h"
+#include "oom.h"
 
 #include <errno.h>
 #include <math.h>
@@ -324,7 +325,7 @@ static uint32_t ip_bits(struct hs_filter *f, uint64_t ip)
 		size_t ncap = f->ips_cap ? f->ips_cap * 2 : 4096;
 		struct hs_filter_ip *nips = calloc(ncap, sizeof(*nips));
 		if (!nips)
-			abort();
+			hs_oom(ncap * sizeof(*nips));
 		for (size_t i = 0; i < f->ips_cap; i++) {
 			if (!f->ips[i].used)
 				continue;

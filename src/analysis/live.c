@@ -1,8 +1,8 @@
 /* live.c - open addressing with linear probing and backward-shift deletion (no tombstones) */
 #define _DEFAULT_SOURCE
 #include "live.h"
+#include "oom.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,10 +19,8 @@ static struct hs_live_block *alloc_slots(size_t cap)
 	size_t len = cap * sizeof(struct hs_live_block);
 	void *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (s == MAP_FAILED) {
-		fprintf(stderr, "heapscope: out of memory for %zu live blocks\n", cap / 2);
-		exit(1);
-	}
+	if (s == MAP_FAILED)
+		hs_oom(len);
 	if (len >= (2u << 20))
 		madvise(s, len, MADV_HUGEPAGE);
 	return s;
@@ -53,11 +51,7 @@ void hs_live_note_big(struct hs_live *l, struct hs_live_block *b, uint64_t size)
 {
 	if (l->nbig == l->big_cap) {
 		l->big_cap = l->big_cap ? l->big_cap * 2 : 16;
-		l->big = realloc(l->big, l->big_cap * sizeof(*l->big));
-		if (!l->big) {
-			fprintf(stderr, "heapscope: out of memory\n");
-			exit(1);
-		}
+		l->big = hs_xrealloc(l->big, l->big_cap * sizeof(*l->big));
 	}
 	l->big[l->nbig].ptr = b->ptr;
 	l->big[l->nbig++].size = size;

@@ -1,5 +1,6 @@
 /* report.c - one pass over a trace for the summary: counts, peak, leaks, temporaries, top sites */
 #include "report.h"
+#include "oom.h"
 
 #include <errno.h>
 #include <math.h>
@@ -48,9 +49,7 @@ static struct hs_site *site(struct pass *ps, uint32_t stack)
 		uint32_t n = rep->nsites ? rep->nsites : 1024;
 		while (n <= stack)
 			n *= 2;
-		rep->sites = realloc(rep->sites, n * sizeof(*rep->sites));
-		if (!rep->sites)
-			abort();
+		rep->sites = hs_xrealloc(rep->sites, n * sizeof(*rep->sites));
 		memset(rep->sites + rep->nsites, 0, (n - rep->nsites) * sizeof(*rep->sites));
 		for (uint32_t i = rep->nsites; i < n; i++)
 			rep->sites[i].stack = i;
@@ -89,9 +88,7 @@ static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
 		}
 	if (ps->nthreads == ps->threads_cap) {
 		ps->threads_cap = ps->threads_cap ? ps->threads_cap * 2 : 16;
-		ps->threads = realloc(ps->threads, ps->threads_cap * sizeof(*ps->threads));
-		if (!ps->threads)
-			abort();
+		ps->threads = hs_xrealloc(ps->threads, ps->threads_cap * sizeof(*ps->threads));
 	}
 	ps->threads[ps->nthreads] = (struct thread_last){ .tid = tid };
 	ps->last_thread = ps->nthreads;
@@ -276,7 +273,7 @@ static void rank(struct hs_report *rep)
 	uint32_t n = 0;
 
 	if (!idx)
-		abort();
+		hs_oom((rep->nsites + 1) * sizeof(*idx));
 	for (uint32_t i = 0; i < rep->nsites; i++)
 		if (rep->sites[i].calls > 0)
 			idx[n++] = i;

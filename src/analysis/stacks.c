@@ -1,6 +1,7 @@
 /* stacks.c - hidden frames, folded backtraces and group keys, each computed once per address or stack id */
 #define _POSIX_C_SOURCE 200809L
 #include "stacks.h"
+#include "oom.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,13 +36,6 @@ struct hs_stacks_str {
 	uint32_t hash;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q)
-		abort();
-	return q;
-}
 
 static const char *base_name(const char *p)
 {
@@ -101,16 +95,16 @@ int hs_stacks_init(struct hs_stacks *st, struct hs_reader *r, const regex_t *hid
 	memset(st->key, 0xff, ((size_t)st->nstacks + 1) * sizeof(*st->key));
 	memset(st->caller_key, 0xff, ((size_t)st->nstacks + 1) * sizeof(*st->caller_key));
 	st->fold_cap = 1024;
-	st->fold_parent = xrealloc(NULL, st->fold_cap * sizeof(*st->fold_parent));
-	st->fold_ip = xrealloc(NULL, st->fold_cap * sizeof(*st->fold_ip));
+	st->fold_parent = hs_xrealloc(NULL, st->fold_cap * sizeof(*st->fold_parent));
+	st->fold_ip = hs_xrealloc(NULL, st->fold_cap * sizeof(*st->fold_ip));
 	st->fold_parent[0] = 0;
 	st->fold_ip[0] = 0;
 	st->nfold = 1;
 	st->fold_map_bits = 10;
-	st->fold_map = xrealloc(NULL, sizeof(*st->fold_map) << st->fold_map_bits);
+	st->fold_map = hs_xrealloc(NULL, sizeof(*st->fold_map) << st->fold_map_bits);
 	memset(st->fold_map, 0xff, sizeof(*st->fold_map) << st->fold_map_bits);
 	st->strs_bits = 10;
-	st->strs = xrealloc(NULL, sizeof(*st->strs) << st->strs_bits);
+	st->strs = hs_xrealloc(NULL, sizeof(*st->strs) << st->strs_bits);
 	memset(st->strs, 0xff, sizeof(*st->strs) << st->strs_bits);
 	return 0;
 }
@@ -143,7 +137,7 @@ static int ip_frames(struct hs_stacks *st, uint64_t ip, struct hs_frame *fr, uin
 		size_t ncap = st->ips_cap ? st->ips_cap * 2 : 4096;
 		struct hs_stacks_ip *nips = calloc(ncap, sizeof(*nips));
 		if (!nips)
-			abort();
+			hs_oom(ncap * sizeof(*nips));
 		for (size_t i = 0; i < st->ips_cap; i++) {
 			if (!st->ips[i].n)
 				continue;
@@ -218,8 +212,8 @@ static uint32_t fold_intern(struct hs_stacks *st, uint32_t parent, uint64_t ip)
 	}
 	if (st->nfold == st->fold_cap) {
 		st->fold_cap *= 2;
-		st->fold_parent = xrealloc(st->fold_parent, st->fold_cap * sizeof(*st->fold_parent));
-		st->fold_ip = xrealloc(st->fold_ip, st->fold_cap * sizeof(*st->fold_ip));
+		st->fold_parent = hs_xrealloc(st->fold_parent, st->fold_cap * sizeof(*st->fold_parent));
+		st->fold_ip = hs_xrealloc(st->fold_ip, st->fold_cap * sizeof(*st->fold_ip));
 	}
 	st->fold_parent[st->nfold] = parent;
 	st->fold_ip[st->nfold] = ip;
@@ -229,7 +223,7 @@ static uint32_t fold_intern(struct hs_stacks *st, uint32_t parent, uint64_t ip)
 		free(st->fold_map);
 		st->fold_map_bits++;
 		mask = ((size_t)1 << st->fold_map_bits) - 1;
-		st->fold_map = xrealloc(NULL, sizeof(*st->fold_map) << st->fold_map_bits);
+		st->fold_map = hs_xrealloc(NULL, sizeof(*st->fold_map) << st->fold_map_bits);
 		memset(st->fold_map, 0xff, sizeof(*st->fold_map) << st->fold_map_bits);
 		for (uint32_t id = 1; id <= st->nfold; id++) {
 			h = (st->fold_ip[id] ^ (uint64_t)st->fold_parent[id] * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
@@ -340,18 +334,18 @@ static uint32_t intern(struct hs_stacks *st, const char *s)
 	}
 	if (st->nnames == st->names_cap) {
 		st->names_cap = st->names_cap ? st->names_cap * 2 : 256;
-		st->names = xrealloc(st->names, st->names_cap * sizeof(*st->names));
+		st->names = hs_xrealloc(st->names, st->names_cap * sizeof(*st->names));
 	}
 	st->names[st->nnames] = strdup(s);
 	if (!st->names[st->nnames])
-		abort();
+		hs_oom(strlen(s) + 1);
 	st->strs[j] = (struct hs_stacks_str){ .id = st->nnames, .hash = h };
 	if ((size_t)(st->nnames + 1) * 2 > mask + 1) {
 		struct hs_stacks_str *old = st->strs;
 		size_t ocap = mask + 1;
 		st->strs_bits++;
 		mask = ((size_t)1 << st->strs_bits) - 1;
-		st->strs = xrealloc(NULL, sizeof(*st->strs) << st->strs_bits);
+		st->strs = hs_xrealloc(NULL, sizeof(*st->strs) << st->strs_bits);
 		memset(st->strs, 0xff, sizeof(*st->strs) << st->strs_bits);
 		for (size_t i = 0; i < ocap; i++) {
 			if (old[i].id == NO_SLOT)

@@ -102,5 +102,7 @@ int hs_cli_out_close(FILE *f, const char *path, int write_rc);
 
 /* prints "heapscope: <message>" on stderr; returns 1 for use as an exit status */
 int hs_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* what to do when an analysis runs out of memory, after the message */
+#define HS_OOM_ADVICE "; analyse part of the trace (--allocated-between, --through), record it with --sample, or use a machine with more memory"
 
 #endif

@@ -62,7 +62,7 @@ int hs_cmd_diff(int argc, char **argv)
 	if (hs_top_build(&btop, &bt.tab, &bf, &bt.st, HS_SORT_BYTES, HS_STACKS_NO_KEY) < 0 ||
 	    hs_top_build(&ntop, &nt.tab, &nf, &nt.st, HS_SORT_BYTES, HS_STACKS_NO_KEY) < 0 ||
 	    hs_diff_build(&d, &btop, &bt.st, &ntop, &nt.st, (enum hs_diff_sort)o.sort) < 0) {
-		rc = hs_die("out of memory comparing '%s' and '%s'", paths[0], paths[1]);
+		rc = hs_die("out of memory comparing '%s' and '%s'" HS_OOM_ADVICE, paths[0], paths[1]);
 		goto out;
 	}
 	o.ctx.base_path = paths[0];

@@ -121,7 +121,7 @@ int hs_cmd_flame(int argc, char **argv)
 		struct hs_cli_sink sk = { .begin = stream_begin, .sink = hs_flame_sink, .ctx = &sm };
 		rc = hs_cli_stream(&tr, path, &f, HS_BY_BACKTRACE, &sk);
 		if (rc == 0 && hs_flame_stream_finish(sm.fs, &fl, &tr.tab, &tr.st, down) < 0)
-			rc = hs_die("out of memory analysing '%s'", path);
+			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		hs_flame_stream_free(sm.fs);
 		if (rc == 1)
 			goto out;
@@ -137,7 +137,7 @@ int hs_cmd_flame(int argc, char **argv)
 			goto out;
 		at_ns = hs_timespec_resolve(&at_spec, tr.tab.end_ns, tr.tab.peak_ns);
 		if (hs_flame_build(&fl, &tr.tab, &f, &tr.st, (enum hs_flame_weight)weight, at_ns, down) < 0) {
-			rc = hs_die("out of memory analysing '%s'", path);
+			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 			goto out;
 		}
 	}

@@ -71,7 +71,7 @@ int hs_cmd_leaks(int argc, char **argv)
 		struct hs_cli_sink sk = { .begin = stream_begin, .sink = hs_leaks_sink, .ctx = &sm };
 		rc = hs_cli_stream(&tr, path, &f, o.by, &sk);
 		if (rc == 0 && hs_leaks_stream_finish(sm.ls, &lk, &tr.tab, &tr.st) < 0)
-			rc = hs_die("out of memory analysing '%s'", path);
+			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		hs_leaks_stream_free(sm.ls);
 		if (rc == 1)
 			goto out;
@@ -83,7 +83,7 @@ int hs_cmd_leaks(int argc, char **argv)
 		if ((rc = hs_cli_trace_open(&tr, path, &f, o.by)) != 0)
 			goto out;
 		if (hs_leaks_build(&lk, &tr.tab, &f, &tr.st) < 0) {
-			rc = hs_die("out of memory analysing '%s'", path);
+			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 			goto out;
 		}
 	}

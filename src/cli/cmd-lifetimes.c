@@ -54,7 +54,7 @@ int hs_cmd_lifetimes(int argc, char **argv)
 	if ((rc = hs_cli_trace_open(&tr, path, &f, HS_BY_BACKTRACE)) != 0)
 		goto out;
 	if (hs_lifetimes_build(&lt, &tr.tab, &f, o.tsv ? 0 : MAX_POINTS) < 0) {
-		rc = hs_die("out of memory analysing '%s'", path);
+		rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		goto out;
 	}
 	if (!(out = hs_cli_out_open(o.out_path))) {

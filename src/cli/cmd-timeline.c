@@ -100,7 +100,7 @@ int hs_cmd_timeline(int argc, char **argv)
 		rc = hs_cli_stream(&tr, path, &f, o.by, &sk);
 		if (rc == 0 && (e = hs_timeline_stream_finish(sm.ts, &tl, &tr.tab, &tr.st)) < 0)
 			rc = e == -EAGAIN ? hs_cli_stream_fall_back(path, "an event that came late makes the peak uncertain")
-					  : hs_die("out of memory analysing '%s'", path);
+					  : hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		hs_timeline_stream_free(sm.ts);
 		if (rc == 1)
 			goto out;
@@ -115,7 +115,7 @@ int hs_cmd_timeline(int argc, char **argv)
 			goto out;
 		if (hs_timeline_build(&tl, &tr.tab, &f, &tr.st, (uint32_t)o.points, (uint32_t)o.ngroups,
 				      (enum hs_top_sort)o.sort) < 0) {
-			rc = hs_die("out of memory analysing '%s'", path);
+			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 			goto out;
 		}
 	}

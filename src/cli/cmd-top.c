@@ -110,7 +110,7 @@ int hs_cmd_top(int argc, char **argv)
 		goto out;
 	if (hs_stacks_init(&st, r, f.hide, f.nhide, !f.no_default_hide, (enum hs_group_by)by) < 0 ||
 	    hs_filter_prepare(&f, &tab, &st) < 0 || hs_top_build(&top, &tab, &f, &st, (enum hs_top_sort)sort, HS_STACKS_NO_KEY) < 0) {
-		rc = hs_die("out of memory analysing '%s'", path);
+		rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		goto out;
 	}
 	if (f.warn[0])
@@ -124,7 +124,7 @@ int hs_cmd_top(int argc, char **argv)
 			goto out;
 		ctx.focus_name = focus_name;
 		if (hs_top_build(&sub, &tab, &f, &st, (enum hs_top_sort)sort, focus) < 0) {
-			rc = hs_die("out of memory analysing '%s'", path);
+			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 			goto out;
 		}
 	}

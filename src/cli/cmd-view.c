@@ -102,6 +102,8 @@ static void *load_thread(void *arg)
 		if ((rc = hs_alloctab_load(&L->tab[L->cur], r, on_progress, L)) < 0) {
 			if (hs_reader_error(r)[0])
 				snprintf(msg, sizeof(msg), "%s", hs_reader_error(r));
+			else if (rc == -ENOMEM)
+				snprintf(msg, sizeof(msg), "out of memory loading '%s'" HS_OOM_ADVICE, path);
 			else
 				snprintf(msg, sizeof(msg), "cannot load '%s': %s%s", path, strerror(-rc),
 					 rc == -EOVERFLOW ? " (more than 4 billion allocations; record with --sample)" : "");

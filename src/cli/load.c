@@ -55,6 +55,8 @@ int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
 	if (rc < 0) {
 		if (hs_reader_error(*r)[0])
 			return hs_die("%s", hs_reader_error(*r));
+		if (rc == -ENOMEM)
+			return hs_die("out of memory loading '%s'" HS_OOM_ADVICE, path);
 		return hs_die("cannot load '%s': %s%s", path, strerror(-rc),
 			      rc == -EOVERFLOW ? " (more than 4 billion allocations; record with --sample)" : "");
 	}
@@ -109,6 +111,8 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	if (rc < 0) {
 		if (hs_reader_error(t->r)[0])
 			return hs_die("%s", hs_reader_error(t->r));
+		if (rc == -ENOMEM)
+			return hs_die("out of memory loading '%s'" HS_OOM_ADVICE, path);
 		return hs_die("cannot load '%s': %s", path, strerror(-rc));
 	}
 	/* an event that came late after the last chunk's: the figures used a wrong end */

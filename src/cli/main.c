@@ -1,9 +1,11 @@
 /* main.c - heapscope's entry point: dispatches to one subcommand per cmd-*.c */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "../analysis/oom.h"
 
 struct command {
 	const char *name;
@@ -36,6 +38,13 @@ int hs_die(const char *fmt, ...)
 	return 1;
 }
 
+/* an analysis pass that runs out of memory where it cannot return an error ends here */
+static void out_of_memory(size_t bytes)
+{
+	fprintf(stderr, "heapscope: out of memory (%zu more bytes refused)" HS_OOM_ADVICE "\n", bytes);
+	exit(1);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: heapscope COMMAND [OPTIONS]\n\ncommands:\n");
@@ -58,6 +67,7 @@ int main(int argc, char **argv)
 		printf("heapscope %s\n", HS_VERSION_STRING);
 		return 0;
 	}
+	hs_oom_set_handler(out_of_memory);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

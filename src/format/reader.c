@@ -47,22 +47,33 @@ static void warn(struct hs_reader *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q) {
-		fprintf(stderr, "heapscope: out of memory\n");
-		abort();
-	}
-	return q;
-}
-
+/* NULL when memory ran out: the caller fails with -ENOMEM, naming where it was reading */
 char *hs_strndup(const char *s, size_t n)
 {
-	char *d = xrealloc(NULL, n + 1);
-	memcpy(d, s, n);
-	d[n] = 0;
+	char *d = malloc(n + 1);
+
+	if (d) {
+		memcpy(d, s, n);
+		d[n] = 0;
+	}
 	return d;
+}
+
+static int no_memory(struct hs_reader *r, const char *what)
+{
+	return fail(r, -ENOMEM, "out of memory for %s reading '%s' (chunk at offset %llu); free some memory, or "
+		    "analyse on a machine with more", what, r->path, (unsigned long long)r->chunk_off);
+}
+
+/* realloc that keeps *p on failure */
+static int grow(void **p, size_t n)
+{
+	void *q = realloc(*p, n ? n : 1);
+
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	return 0;
 }
 
 static int read_header(struct hs_reader *r)
@@ -163,7 +174,8 @@ static int load_chunk(struct hs_reader *r)
 		return fail(r, -EINVAL, "'%s' is corrupt: impossible chunk sizes at offset %llu", r->path,
 			    (unsigned long long)r->chunk_off);
 	if (stored > r->zcap) {
-		r->zbuf = xrealloc(r->zbuf, stored);
+		if (grow((void **)&r->zbuf, stored))
+			return no_memory(r, "a compressed chunk");
 		r->zcap = stored;
 	}
 	n = fread(r->zbuf, 1, stored, r->f);
@@ -177,7 +189,8 @@ static int load_chunk(struct hs_reader *r)
 			    r->path, (unsigned long long)r->chunk_off);
 	if (rawsz > r->rcap || !r->rbuf) {
 		/* zeroed slack after the payload: the fast decoder may read up to SLACK bytes past a stream */
-		r->rbuf = xrealloc(r->rbuf, (size_t)rawsz + SLACK);
+		if (grow((void **)&r->rbuf, (size_t)rawsz + SLACK))
+			return no_memory(r, "a chunk");
 		r->rcap = rawsz;
 	}
 	memset(r->rbuf + rawsz, 0, SLACK);
@@ -233,8 +246,9 @@ static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t
 		size_t cap = r->nstacks_cap ? r->nstacks_cap : 4096;
 		while (cap <= id)
 			cap *= 2;
-		r->stack_parent = xrealloc(r->stack_parent, cap * sizeof(*r->stack_parent));
-		r->stack_ip = xrealloc(r->stack_ip, cap * sizeof(*r->stack_ip));
+		if (grow((void **)&r->stack_parent, cap * sizeof(*r->stack_parent)) ||
+		    grow((void **)&r->stack_ip, cap * sizeof(*r->stack_ip)))
+			return -ENOMEM;
 		memset(r->stack_parent + r->nstacks_cap, 0xff, (cap - r->nstacks_cap) * sizeof(*r->stack_parent));
 		r->nstacks_cap = cap;
 	}
@@ -275,17 +289,26 @@ static int add_module(struct hs_reader *r, struct hs_event *ev)
 	if (lo == UINT64_MAX)
 		lo = hi = base;
 	if (r->nmods == r->mods_cap) {
-		r->mods_cap = r->mods_cap ? r->mods_cap * 2 : 64;
-		r->mods = xrealloc(r->mods, r->mods_cap * sizeof(*r->mods));
+		size_t cap = r->mods_cap ? r->mods_cap * 2 : 64;
+		if (grow((void **)&r->mods, cap * sizeof(*r->mods)))
+			return -ENOMEM;
+		r->mods_cap = cap;
 	}
-	m = xrealloc(NULL, sizeof(*m));
-	memset(m, 0, sizeof(*m));
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
 	m->base = base;
 	m->lo = lo;
 	m->hi = hi;
 	m->path = hs_strndup(path, plen);
 	m->build_id = (const uint8_t *)hs_strndup(id, idlen);
 	m->build_id_len = idlen;
+	if (!m->path || !m->build_id) {
+		free((char *)m->path);
+		free((void *)m->build_id);
+		free(m);
+		return -ENOMEM;
+	}
 	m->load_time_ns = t;
 	r->mods[r->nmods++] = m;
 	ev->kind = HS_EVENT_MODULE;
@@ -317,14 +340,17 @@ static int add_process(struct hs_reader *r)
 	r->info.pid = (uint32_t)pid;
 	r->info.ppid = (uint32_t)ppid;
 	r->info.exe = hs_strndup(s, n);
-	r->info.argv = xrealloc(NULL, (argc + 1) * sizeof(char *));
+	r->info.argv = calloc(argc + 1, sizeof(char *));
 	r->info.argc = 0;
+	if (!r->info.exe || !r->info.argv)
+		return -ENOMEM;
 	for (uint64_t i = 0; i < argc; i++) {
 		if (get_str(r, &s, &n))
 			goto bad;
-		r->info.argv[r->info.argc++] = hs_strndup(s, n);
+		if (!(r->info.argv[r->info.argc] = hs_strndup(s, n)))
+			return -ENOMEM;
+		r->info.argc++;
 	}
-	r->info.argv[r->info.argc] = NULL;
 	return 0;
 bad:
 	return -1;
@@ -454,6 +480,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 {
 	unsigned type = *r->sp[HS_STREAM_TYPE]++;
 	uint64_t v, a, b, c;
+	int rc;
 
 	/* allocations and frees are most records: they set their own fields, the rest start from zero */
 	if (type >= HS_REC_ALLOC && type <= HS_REC_FREE_RECENT) {
@@ -465,7 +492,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 	}
 	ev->tid = r->tid;
 	if (type >= HS_REC_ALLOC && type <= HS_REC_SBRK) {
-		int rc = decode_event(r, type, ev);
+		rc = decode_event(r, type, ev);
 		if (rc)
 			return rc;
 	}
@@ -491,7 +518,9 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		ev->kind = HS_EVENT_MARKER;
 		return 1;
 	case HS_REC_MODULE:
-		if (add_module(r, ev))
+		if ((rc = add_module(r, ev)) == -ENOMEM)
+			return no_memory(r, "a module");
+		if (rc)
 			goto bad;
 		return 1;
 	case HS_REC_MODULE_UNLOAD:
@@ -503,11 +532,15 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		GET(a);
 		GET(b);
 		GET(c);
-		if (add_stack(r, a, b, c))
+		if ((rc = add_stack(r, a, b, c)) == -ENOMEM)
+			return no_memory(r, "the stack table");
+		if (rc)
 			goto bad;
 		return 0;
 	case HS_REC_PROCESS:
-		if (add_process(r))
+		if ((rc = add_process(r)) == -ENOMEM)
+			return no_memory(r, "the command line");
+		if (rc)
 			goto bad;
 		return 0;
 	case HS_REC_TOTALS:
@@ -782,13 +815,16 @@ out:
 
 int hs_reader_open(struct hs_reader **out, const char *path)
 {
-	struct hs_reader *r = xrealloc(NULL, sizeof(*r));
+	struct hs_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
 	int rc;
 
-	memset(r, 0, sizeof(*r));
 	*out = r;
+	if (!r)
+		return -ENOMEM;
 	r->path = hs_strndup(path, strlen(path));
+	if (!r->path)
+		return fail(r, -ENOMEM, "out of memory opening '%s'", path);
 	r->f = fopen(path, "rb");
 	if (!r->f)
 		return fail(r, -errno, "cannot open '%s': %s", path, strerror(errno));
@@ -801,15 +837,18 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	if (rc < 0)
 		return rc;
 	r->info.exe = hs_strndup("", 0);
-	r->info.argv = xrealloc(NULL, sizeof(char *));
-	r->info.argv[0] = NULL;
+	r->info.argv = calloc(1, sizeof(char *));
+	if (!r->info.exe || !r->info.argv)
+		return fail(r, -ENOMEM, "out of memory opening '%s'", path);
 	/* the tracer writes the process record first: read it now so info is complete after open */
 	rc = load_chunk(r);
 	if (rc < 0)
 		return rc;
 	if (rc > 0 && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE] && *r->sp[HS_STREAM_TYPE] == HS_REC_PROCESS) {
 		r->sp[HS_STREAM_TYPE]++;
-		if (add_process(r) < 0)
+		if ((rc = add_process(r)) == -ENOMEM)
+			return no_memory(r, "the command line");
+		if (rc < 0)
 			return bad_record(r, HS_REC_PROCESS);
 	}
 	return 0;
@@ -847,12 +886,14 @@ const struct hs_trace_info *hs_reader_info(struct hs_reader *r)
 
 const char *hs_reader_error(struct hs_reader *r)
 {
+	if (!r)
+		return "out of memory: free some memory and try again";
 	return r->failed ? r->err : r->warn;
 }
 
 const char *hs_reader_warning(struct hs_reader *r)
 {
-	return r->warn;
+	return r ? r->warn : "";
 }
 
 uint64_t hs_reader_offset(struct hs_reader *r)

@@ -31,21 +31,24 @@ struct hs_symbols {
 	size_t nstrings, strings_cap;
 };
 
-static void *xalloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q)
-		abort();
-	return q;
-}
-
+/*
+ * Where memory runs out the symbolizer degrades instead of failing: a name
+ * it cannot keep is left out (the frame is then named by module and
+ * offset), and a frame it cannot cache is resolved again next time.
+ */
 static const char *keep(struct hs_symbols *s, char *str)
 {
 	if (!str)
 		return NULL;
 	if (s->nstrings == s->strings_cap) {
-		s->strings_cap = s->strings_cap ? s->strings_cap * 2 : 256;
-		s->strings = xalloc(s->strings, s->strings_cap * sizeof(char *));
+		size_t cap = s->strings_cap ? s->strings_cap * 2 : 256;
+		char **n = realloc(s->strings, cap * sizeof(char *));
+		if (!n) {
+			free(str);
+			return NULL;
+		}
+		s->strings = n;
+		s->strings_cap = cap;
 	}
 	s->strings[s->nstrings++] = str;
 	return str;
@@ -340,8 +343,11 @@ int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *fram
 	if (max <= 0)
 		return 0;
 	if (!r->sym) {
-		s = r->sym = xalloc(NULL, sizeof(*s));
-		memset(s, 0, sizeof(*s));
+		s = r->sym = calloc(1, sizeof(*s));
+		if (!s) {
+			frames[0] = (struct hs_frame){ .address = ret };
+			return 1;
+		}
 		s->debuginfo_path = NULL;
 		s->cb.find_elf = dwfl_build_id_find_elf;
 		s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
@@ -355,8 +361,9 @@ int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *fram
 	}
 	if (s->map_used * 2 >= s->map_cap) {
 		size_t ncap = s->map_cap ? s->map_cap * 2 : 1024;
-		struct cached *nm = xalloc(NULL, ncap * sizeof(*nm));
-		memset(nm, 0, ncap * sizeof(*nm));
+		struct cached *nm = calloc(ncap, sizeof(*nm));
+		if (!nm)
+			goto uncached;
 		for (size_t i = 0; i < s->map_cap; i++) {
 			if (!s->map[i].n)
 				continue;
@@ -375,8 +382,12 @@ int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *fram
 	if (!s->map[j].n) {
 		n = resolve(r, ret, tmp, HS_MAX_INLINE);
 		if (s->nframes + (size_t)n > s->frames_cap) {
-			s->frames_cap = (s->frames_cap ? s->frames_cap : 1024) * 2 + (size_t)n;
-			s->frames = xalloc(s->frames, s->frames_cap * sizeof(*s->frames));
+			size_t cap = (s->frames_cap ? s->frames_cap : 1024) * 2 + (size_t)n;
+			struct hs_frame *f = realloc(s->frames, cap * sizeof(*f));
+			if (!f)
+				goto give;
+			s->frames = f;
+			s->frames_cap = cap;
 		}
 		memcpy(s->frames + s->nframes, tmp, (size_t)n * sizeof(*tmp));
 		s->map[j] = (struct cached){ .pc = ret, .first = (uint32_t)s->nframes, .n = (uint32_t)n };
@@ -385,5 +396,11 @@ int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *fram
 	}
 	n = (int)s->map[j].n < max ? (int)s->map[j].n : max;
 	memcpy(frames, s->frames + s->map[j].first, (size_t)n * sizeof(*frames));
+	return n;
+uncached:
+	n = resolve(r, ret, tmp, HS_MAX_INLINE);
+give:
+	n = n < max ? n : max;
+	memcpy(frames, tmp, (size_t)n * sizeof(*frames));
 	return n;
 }

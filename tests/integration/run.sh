@@ -72,6 +72,7 @@ done
 cc_prog family_vg family.c -DNO_PVALLOC
 cc_prog dlopener dlopener.c -ldl
 cc_prog libdlalloc.so libdlalloc.c -shared -fPIC
+cc_prog libfailbig.so failbig.c -shared -fPIC
 cc_prog reloader reloader.c -ldl
 # optimised, without frame pointers: their frames unwind through CFI
 cc_prog libreload_a.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=200
@@ -789,8 +790,24 @@ for i in range(m, min(m + 64, len(b))):
 open(sys.argv[1], "wb").write(b)
 EOF
     robust flipped-bytes "$R/flipped.hst" allow-warn
+    # memory refused (every allocation from some size on fails): one line
+    # that says so and what to do, exit 1; never an abort. 200,000 bytes:
+    # the reader (143 KB) opens, a chunk's buffer does not; 1,500,000: the
+    # chunks are read, the allocation table is not.
+    for m in dump:200000:offset leaks:1500000:--sample; do
+        cmd=${m%%:*} rest=${m#*:}
+        bytes=${rest%%:*} want=${rest#*:}
+        FAILBIG_BYTES=$bytes LD_PRELOAD="$P/libfailbig.so" timeout 20 "$HS" "$cmd" "$src" >/dev/null 2>"$R/oom-$cmd.err" </dev/null
+        rc=$?
+        if [ $rc = 1 ] && [ "$(grep -c . "$R/oom-$cmd.err")" = 1 ] && grep -q "out of memory" "$R/oom-$cmd.err" &&
+            grep -q -- "$want" "$R/oom-$cmd.err"; then
+            ok "robust/out-of-memory-$cmd"
+        else
+            fail "robust/out-of-memory-$cmd" "exit $rc, stderr: $(head -c 300 "$R/oom-$cmd.err" | tr '\n' '|') (wanted one line with 'out of memory' and '$want')"
+        fi
+    done
 else
-    for c in truncated-header-at-4 truncated-header-at-30 truncated-at-58 truncated-mid flipped-bytes; do  # names approximate: sizes unknown
+    for c in truncated-header-at-4 truncated-header-at-30 truncated-at-58 truncated-mid flipped-bytes out-of-memory-dump out-of-memory-leaks; do  # names approximate: sizes unknown
         fail "robust/$c" "${HS_MISSING:-no source trace}"
     done
 fi
