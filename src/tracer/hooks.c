@@ -409,6 +409,76 @@ static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
 	hs_local_add(&t->bytes[fn], bytes);
 }
 
+/*
+ * Stamps without the fence. The fence keeps an event's TSC read from
+ * running ahead of the load that gave the thread its pointer, so that a
+ * free is never stamped before the allocation of its block in another
+ * thread, nor an allocation before the free, in another thread, of the
+ * block it reuses. It costs as much as the read (9 ns here), twice per
+ * block, and most blocks never leave their thread.
+ *
+ * In full mode each event on block p leaves, in own[] at p's slot, p with
+ * its thread's tag (and OWN_FREED for a free), before the call that can
+ * hand p to another thread (a free) and before the program sees p (an
+ * allocation). An event that finds there its own thread's previous event
+ * on this very block needs no fence: no other thread's event on p came
+ * in between, since that event would have written the slot first, and
+ * x86 loads see stores in the order their causes did (the allocator
+ * handing p from one thread to the other included). Anything else found
+ * (another thread, another block sharing the slot, nothing) takes the
+ * fence. Sampled mode records few events, and not all events on a block:
+ * it always takes the fence.
+ */
+#define OWN_SLOTS (1u << 20)
+#define OWN_FREED (1ull << 63)
+#define OWN_TAG_SHIFT 47
+
+static _Atomic uint64_t *own;
+static _Atomic uint32_t own_tags;
+
+/* A tag per thread (16 bits); after 65,535 threads, 0: that thread always takes the fence. */
+uint64_t hs_thread_tag(void)
+{
+	uint32_t n = atomic_fetch_add(&own_tags, 1) + 1;
+
+	return n <= 0xffff ? (uint64_t)n << OWN_TAG_SHIFT : 0;
+}
+
+/* At every start: a trace's first events must not trust slots left by events that were not recorded. */
+void hs_stamps_reset(void)
+{
+	if (hs_g.cfg.sample_bytes) {
+		own = NULL;
+		return;
+	}
+	if (!own)
+		own = hs_map(OWN_SLOTS * sizeof(*own));
+	else
+		memset((void *)own, 0, OWN_SLOTS * sizeof(*own));
+}
+
+/* The stamp of t's event on p (freed: a free); the slot then names this event. */
+static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
+{
+	_Atomic uint64_t *slot;
+	uint64_t key, ts;
+
+	if (!own)
+		return hs_ticks();
+	slot = &own[(p >> 4) & (OWN_SLOTS - 1)];
+	key = (t->tag && !(p >> OWN_TAG_SHIFT)) ? p | t->tag : 0;
+	if (key && atomic_load_explicit(slot, memory_order_relaxed) == (key | (freed ^ OWN_FREED)) && hs_use_tsc) {
+		ts = __rdtsc();
+		if (ts < t->last_ts)
+			ts = t->last_ts;
+	} else {
+		ts = hs_ticks();
+	}
+	t->last_ts = ts;
+	atomic_store_explicit(slot, key ? key | freed : 0, memory_order_relaxed);
+	return ts;
+}
+
 /* In sampled mode the caller has checked that p was sampled. */
 static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
 {
@@ -435,7 +505,7 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 		set_insert((uintptr_t)p);
 	}
 	/* stamped before the walk: the fence then waits for the allocator's loads, not for the walk's too */
-	ts = hs_ticks();
+	ts = stamp(t, (uintptr_t)p, 0);
 	t->depth++;
 	stack = hs_stack_capture(t);
 	t->depth--;
@@ -519,7 +589,7 @@ __attribute__((noinline)) static void free_recorded(struct hs_thread *t, void *p
 {
 	/* before the real free: once freed, another thread may get the address */
 	if (!hs_g.cfg.sample_bytes || set_remove_slow((uintptr_t)p))
-		record_free(t, HS_FN_FREE, p, hs_ticks());
+		record_free(t, HS_FN_FREE, p, stamp(t, (uintptr_t)p, OWN_FREED));
 	real.free(p);
 }
 
@@ -621,7 +691,7 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 	t = tracing_thread();
 	tracked = t && old && (!hs_g.cfg.sample_bytes || (set_may_hold((uintptr_t)old) && set_contains((uintptr_t)old)));
 	if (tracked)
-		before = hs_ticks();
+		before = stamp(t, (uintptr_t)old, OWN_FREED);
 	/* glibc's reallocarray calls realloc through the PLT: that would record it twice */
 	p = real.realloc(old, bytes);
 	if (unlikely(t != NULL)) {
@@ -1108,7 +1178,7 @@ static void cxx_delete_begin(void *p)
 	if (p && (t = tracing_thread()) != NULL) {
 		hs_local_add(&t->calls[HS_FN_FREE], 1);
 		if (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)p))
-			record_free(t, HS_FN_FREE, p, hs_ticks());
+			record_free(t, HS_FN_FREE, p, stamp(t, (uintptr_t)p, OWN_FREED));
 	}
 }
 

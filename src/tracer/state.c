@@ -130,6 +130,7 @@ static struct hs_thread *thread_new(void)
 	t->tid = (uint32_t)hs_gettid();
 	t->rng = ((uint64_t)t->tid << 32) ^ (uint64_t)(uintptr_t)t ^ 0x2545f4914f6cdd1dull;
 	t->sample_left = 0;
+	t->tag = hs_thread_tag();
 	pthread_mutex_lock(&hs_g.threads_lock);
 	t->next = hs_g.threads;
 	hs_g.threads = t;
@@ -332,6 +333,7 @@ static int start(const char *path)
 	hs_internal_leave(t, &old);
 	/* before tracing: dlsym may allocate */
 	hs_signals_install();
+	hs_stamps_reset();
 	atomic_store(&hs_g.state, HS_ACTIVE);
 	if (ctor_done && writer_start() < 0) {
 		hs_log("cannot start the writer thread; tracing disabled", NULL);
@@ -462,6 +464,7 @@ static void fork_child(void)
 	hs_internal_enter(self, &old);
 	hs_modules_scan();
 	hs_internal_leave(self, &old);
+	hs_stamps_reset();
 	atomic_store(&hs_g.state, HS_ACTIVE);
 	writer_start();
 }

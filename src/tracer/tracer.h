@@ -121,6 +121,8 @@ struct hs_thread {
 	atomic_int dead;
 	int64_t sample_left;
 	uint64_t rng;
+	uint64_t tag;               /* bits 47..62: this thread among the live ones (0: none left), see hooks.c "own" */
+	uint64_t last_ts;           /* the thread's latest stamp: an unfenced one never goes below it */
 	uint64_t calls[HS_FN_COUNT];  /* owner adds with hs_local_add, the writer reads (__atomic_load_n) */
 	uint64_t bytes[HS_FN_COUNT];
 	uintptr_t stack_lo, stack_hi;
@@ -203,6 +205,7 @@ static inline void hs_local_add(uint64_t *p, uint64_t v)
  * TSC read from running ahead of the loads before it: unfenced, a free in
  * one thread could be stamped before the allocation, in another thread, of
  * the pointer it frees (measured here: up to 90 ticks out of order).
+ * hooks.c's stamp() leaves it out where the block cannot have changed threads.
  */
 extern int hs_use_tsc;
 static inline uint64_t hs_ticks(void)
@@ -240,6 +243,10 @@ int hs_meta_init(void);
 void hs_meta_append(const uint8_t *rec, size_t len);
 size_t hs_meta_take(uint8_t *dst, size_t cap, int *more);
 void hs_meta_reset(void);
+
+/* hooks.c */
+void hs_stamps_reset(void);
+uint64_t hs_thread_tag(void);
 
 /* writer.c */
 int hs_writer_open(void);

@@ -66,7 +66,7 @@ cc_prog() { # out src [extra flags]
     fi
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
-    underscore_exit steady sampled crasher; do
+    underscore_exit steady sampled crasher pingpong; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -274,6 +274,21 @@ if [ $HAVE_HS = 1 ]; then
     # family including pvalloc (valgrind cannot run it)
     hs_record family -o "$W/family.hst" -- "$P/family"
     check_figs figures/family family "$W/family.hst" $($U fig "$W/family.out" 2>/dev/null || echo - - - - -)
+
+    # blocks that change threads as fast as a ring lets them, both ways: every
+    # free pairs with its allocation (one stamped before its block's
+    # allocation in the other thread would count as untracked, the block as
+    # leaked); libc's own few blocks aside
+    hs_record pingpong -o "$W/pingpong.hst" -- "$P/pingpong"
+    "$HS" report --json "$W/pingpong.hst" >"$W/pingpong.json" 2>/dev/null
+    pf=$($U get "$W/pingpong.json" frees 2>/dev/null)/$($U get "$W/pingpong.json" untracked_frees 2>/dev/null)
+    pa=$($U get "$W/pingpong.json" allocations 2>/dev/null)
+    pl=$($U get "$W/pingpong.json" leaked.count 2>/dev/null)
+    if [ "$pf" = 400000/0 ] && [ -n "$pa" ] && [ -n "$pl" ] && [ $((pa - 400000)) = "$pl" ] && [ "$pl" -le 4 ]; then
+        ok threads/handoff-pairs
+    else
+        fail threads/handoff-pairs "frees/untracked $pf, allocations $pa, leaked $pl; want 400000/0 and only libc's few blocks leaked"
+    fi
 
     # fork: with --follow-fork the child writes <path>.<childpid>
     hs_record fork --follow-fork -o "$W/fork.d/f.hst" -- "$P/forker"
