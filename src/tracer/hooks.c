@@ -465,7 +465,12 @@ static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
 
 	if (!own)
 		return hs_ticks();
-	slot = &own[(p >> 4) & (OWN_SLOTS - 1)];
+	/*
+	 * Neighbouring blocks, neighbouring slots; the higher bits folded in,
+	 * since glibc's per-thread arenas sit at multiples of 64 MiB and their
+	 * blocks at the same offsets would otherwise share slots (and lines).
+	 */
+	slot = &own[((p >> 4) ^ (p >> 24)) & (OWN_SLOTS - 1)];
 	key = (t->tag && !(p >> OWN_TAG_SHIFT)) ? p | t->tag : 0;
 	if (key && atomic_load_explicit(slot, memory_order_relaxed) == (key | (freed ^ OWN_FREED)) && hs_use_tsc) {
 		ts = __rdtsc();
