@@ -16,6 +16,13 @@
 #include "tracer.h"
 
 #define HS_CHUNK_TARGET (1u << 20)          /* raw bytes that make a chunk worth compressing */
+/*
+ * A chunk is compressed after the pass that filled it, once the rings'
+ * tails have moved: compressing 1 MiB takes about as long as the program
+ * takes to fill a ring, so compressing in the middle of a pass stalled it.
+ * Within a pass, only at this size (the rings of many threads at once).
+ */
+#define HS_CHUNK_IN_PASS (4 * HS_CHUNK_TARGET)
 #define HS_FLUSH_NS (100ull * 1000 * 1000)  /* a partial chunk is written at least this often */
 #define HS_TICK_NS (10ull * 1000 * 1000)    /* rss sampling period */
 #define HS_HOLD_NS (200ull * 1000)          /* events younger than this may still be overtaken */
@@ -430,7 +437,7 @@ static uint64_t drain(int force)
 			const struct hs_ev *e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
 			encode_event(ts[best], e);
 			pos[best] += 1u + e->ext;
-			if (hs_builder_size(chunk) >= HS_CHUNK_TARGET) {
+			if (hs_builder_size(chunk) >= HS_CHUNK_IN_PASS) {
 				write_chunk();
 				for (int i = 0; i < k; i++)
 					atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
