@@ -402,17 +402,27 @@ static void append_walk(struct hs_unwind_state *u, int keep, int nn)
 	u->chk_n = c;
 }
 
-static inline size_t walk_set(uint64_t ip, uint64_t sp)
+/* f, a frame of an earlier walk, has the registers this walk has reached (rbp only where the walk from f on needs it) */
+static inline int same_frame(const struct hs_uframe *f, uint64_t ip, uint64_t sp, uint64_t bp, int bp_ok)
 {
-	return (size_t)(((ip ^ (sp << 16)) * 0x9e3779b97f4a7c15ull) >> 59);
+	return f->sp == sp && f->ip == ip && (!f->need_bp || (f->bp == bp && f->bp_ok == bp_ok && bp_ok));
 }
 
-static inline int walk_is(const struct hs_walk *w, uint64_t ip, uint64_t sp, uint64_t bp)
+static inline size_t walk_set(uint64_t ip, uint64_t sp)
 {
-	const struct hs_uframe *f = &w->first;
+	return (size_t)((((ip ^ (sp << 16)) * 0x9e3779b97f4a7c15ull) >> 40) & (HS_WALK_SETS - 1));
+}
 
-	return f->ip == ip && f->sp == sp && (!f->need_bp || (f->bp == bp && f->bp_ok)) &&
-	       words_unchanged(w->chk_addr, w->chk_val, w->nchk);
+/* The recent walk (hs_unwind_keep) that starts with these registers and whose words are unchanged, or NULL. Out of the walk's loop, which it would slow. */
+__attribute__((noinline)) static const struct hs_walk *kept_walk(const struct hs_thread *t, uint64_t ip, uint64_t sp,
+								  uint64_t bp, int bp_ok)
+{
+	const struct hs_walk *w = t->walks[walk_set(ip, sp)];
+
+	for (int i = 0; i < HS_WALK_WAYS; i++)
+		if (same_frame(&w[i].first, ip, sp, bp, bp_ok) && words_unchanged(w[i].chk_addr, w[i].chk_val, w[i].nchk))
+			return &w[i];
+	return NULL;
 }
 
 /*
@@ -430,7 +440,7 @@ void hs_unwind_keep(struct hs_thread *t)
 	if (u->n < 1 || u->chk_n > HS_WALK_WORDS)
 		return;
 	f = &u->f[u->n - 1];
-	if (!f->sp || u->chk_end[u->n - 1] != u->chk_n)
+	if (!f->sp)
 		return;
 	set = walk_set(f->ip, f->sp);
 	w = &t->walks[set][t->walk_next[set]];
@@ -477,23 +487,6 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 	}
 	if (!sp)
 		goto slow;
-	/* the same walk as last time (a loop allocating at one place): as the loop below would find it, sooner */
-	if (m >= 0 && u->f[m].sp == sp && u->f[m].ip == ip &&
-	    (!u->f[m].need_bp || (u->f[m].bp == bp && u->f[m].bp_ok == bp_ok && bp_ok))) {
-		if (unchanged(u, m)) {
-			*kept = u->n;
-			return u->n;
-		}
-		m = -1; /* a word outside changed: no frame further out can match either */
-	}
-	{
-		const struct hs_walk *w = t->walks[walk_set(ip, sp)];
-		for (int i = 0; i < HS_WALK_WAYS; i++)
-			if (walk_is(&w[i], ip, sp, bp)) {
-				*node = w[i].first.node;
-				return 0;
-			}
-	}
 
 	for (;;) {
 		const struct rule *r;
@@ -503,13 +496,20 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 		/* the previous walk's frames, inside out, have rising sp: look for one with these registers */
 		while (m >= 0 && u->f[m].sp < sp)
 			m--;
-		if (m >= 0 && u->f[m].sp == sp && u->f[m].ip == ip &&
-		    (!u->f[m].need_bp || (u->f[m].bp == bp && u->f[m].bp_ok == bp_ok && bp_ok))) {
+		if (m >= 0 && same_frame(&u->f[m], ip, sp, bp, bp_ok)) {
 			if (unchanged(u, m)) {
 				keep = m + 1;
 				break;
 			}
 			m = -1; /* a word outside changed: no frame further out can match either */
+		}
+		/* the first frame, not the last walk's: maybe one of the recent walks, whole */
+		if (nn == 0) {
+			const struct hs_walk *w = kept_walk(t, ip, sp, bp, bp_ok);
+			if (w) {
+				*node = w->first.node;
+				return 0;
+			}
 		}
 		if (nn == HS_MAX_FRAMES)
 			goto slow; /* deeper than we keep: libunwind's walk keeps the innermost frames */
