@@ -323,9 +323,7 @@ static uint32_t ip_bits(struct hs_filter *f, uint64_t ip)
 
 	if (f->ips_used * 2 >= f->ips_cap) {
 		size_t ncap = f->ips_cap ? f->ips_cap * 2 : 4096;
-		struct hs_filter_ip *nips = calloc(ncap, sizeof(*nips));
-		if (!nips)
-			hs_oom(ncap * sizeof(*nips));
+		struct hs_filter_ip *nips = hs_xcalloc(ncap, sizeof(*nips));
 		for (size_t i = 0; i < f->ips_cap; i++) {
 			if (!f->ips[i].used)
 				continue;

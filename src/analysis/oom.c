@@ -25,3 +25,12 @@ void *hs_xrealloc(void *p, size_t n)
 		hs_oom(n);
 	return q;
 }
+
+void *hs_xcalloc(size_t n, size_t size)
+{
+	void *q = calloc(n ? n : 1, size ? size : 1);
+
+	if (!q)
+		hs_oom(n * size);
+	return q;
+}

@@ -13,7 +13,8 @@ void hs_oom_set_handler(hs_oom_handler fn);
 
 __attribute__((noreturn)) void hs_oom(size_t bytes);
 
-/* realloc (free's n == 0 aside) that never returns NULL: hs_oom() instead */
+/* realloc and calloc that never return NULL: hs_oom() instead */
 void *hs_xrealloc(void *p, size_t n);
+void *hs_xcalloc(size_t n, size_t size);
 
 #endif

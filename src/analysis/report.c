@@ -269,11 +269,9 @@ static int cmp(const void *a, const void *b)
 
 static void rank(struct hs_report *rep)
 {
-	uint32_t *idx = malloc((rep->nsites + 1) * sizeof(*idx));
+	uint32_t *idx = hs_xcalloc((size_t)rep->nsites + 1, sizeof(*idx));
 	uint32_t n = 0;
 
-	if (!idx)
-		hs_oom((rep->nsites + 1) * sizeof(*idx));
 	for (uint32_t i = 0; i < rep->nsites; i++)
 		if (rep->sites[i].calls > 0)
 			idx[n++] = i;

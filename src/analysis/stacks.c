@@ -36,7 +36,6 @@ struct hs_stacks_str {
 	uint32_t hash;
 };
 
-
 static const char *base_name(const char *p)
 {
 	const char *s = p ? strrchr(p, '/') : NULL;
@@ -135,9 +134,7 @@ static int ip_frames(struct hs_stacks *st, uint64_t ip, struct hs_frame *fr, uin
 
 	if (st->ips_used * 2 >= st->ips_cap) {
 		size_t ncap = st->ips_cap ? st->ips_cap * 2 : 4096;
-		struct hs_stacks_ip *nips = calloc(ncap, sizeof(*nips));
-		if (!nips)
-			hs_oom(ncap * sizeof(*nips));
+		struct hs_stacks_ip *nips = hs_xcalloc(ncap, sizeof(*nips));
 		for (size_t i = 0; i < st->ips_cap; i++) {
 			if (!st->ips[i].n)
 				continue;

@@ -348,7 +348,6 @@ int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *fram
 			frames[0] = (struct hs_frame){ .address = ret };
 			return 1;
 		}
-		s->debuginfo_path = NULL;
 		s->cb.find_elf = dwfl_build_id_find_elf;
 		s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 		s->cb.section_address = dwfl_offline_section_address;

@@ -34,11 +34,6 @@ static const char *end_text(const struct hs_report *rep)
 	}
 }
 
-static const char *end_key(const struct hs_report *rep)
-{
-	return hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal);
-}
-
 static const char *base_name(const char *p)
 {
 	const char *s = p ? strrchr(p, '/') : NULL;
@@ -195,7 +190,8 @@ void hs_render_report_json(FILE *f, struct hs_reader *r, const struct hs_report 
 	}
 	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"end\": \"%s\", \"signal\": %d, \"mode\": \"%s\", "
 		   "\"sample_bytes\": %llu, \"estimated\": %s,\n",
-		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false", end_key(rep), rep->signal,
+		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false",
+		hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal), rep->signal,
 		rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
 		rep->sampled ? "true" : "false");
 	fprintf(f, " \"calls\": {");

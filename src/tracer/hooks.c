@@ -589,12 +589,17 @@ HS_EXPORT HS_TAIL_HOOK void *malloc(size_t n)
 	return real.malloc(n);
 }
 
+/* A free of p that set_may_hold() let through: recorded if p was sampled (always in full mode); before the real free, since once freed another thread may get the address. */
+static void note_free(struct hs_thread *t, void *p)
+{
+	if (!hs_g.cfg.sample_bytes || set_remove_slow((uintptr_t)p))
+		record_free(t, HS_FN_FREE, p, stamp(t, (uintptr_t)p, OWN_FREED));
+}
+
 /* The recorded part of free, out of line: the usual sampled-mode free then needs no stack frame. */
 __attribute__((noinline)) static void free_recorded(struct hs_thread *t, void *p)
 {
-	/* before the real free: once freed, another thread may get the address */
-	if (!hs_g.cfg.sample_bytes || set_remove_slow((uintptr_t)p))
-		record_free(t, HS_FN_FREE, p, stamp(t, (uintptr_t)p, OWN_FREED));
+	note_free(t, p);
 	real.free(p);
 }
 
@@ -1182,8 +1187,8 @@ static void cxx_delete_begin(void *p)
 
 	if (p && (t = tracing_thread()) != NULL) {
 		hs_local_add(&t->calls[HS_FN_FREE], 1);
-		if (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)p))
-			record_free(t, HS_FN_FREE, p, stamp(t, (uintptr_t)p, OWN_FREED));
+		if (!hs_g.cfg.sample_bytes || set_may_hold((uintptr_t)p))
+			note_free(t, p);
 	}
 }
 

@@ -55,14 +55,20 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
+/* Ours: once, then the default action again (SA_RESETHAND), on the alternate stack if the thread has one. */
+static void our_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = on_fatal;
+	sa->sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+	sigemptyset(&sa->sa_mask);
+}
+
 void hs_signals_install(void)
 {
 	struct sigaction sa, old;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_fatal;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
+	our_action(&sa);
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
 		int s = fatal[i];
 		if (atomic_load(&ours[s]) || call_sigaction(s, NULL, &old) < 0 ||
@@ -119,10 +125,7 @@ HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	int rc;
 
 	if (takes_default(sig, act)) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = on_fatal;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
-		sigemptyset(&sa.sa_mask);
+		our_action(&sa);
 		rc = call_sigaction(sig, &sa, &prev);
 		if (rc == 0)
 			atomic_store(&ours[sig], 1);

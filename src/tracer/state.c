@@ -278,6 +278,17 @@ static void init_once(void)
 	pthread_atfork(NULL, NULL, fork_child);
 }
 
+/* A new file: none of a thread's stack ids (cached, or in kept walks) or totals carry over. */
+static void thread_forget(struct hs_thread *t)
+{
+	t->uw.n = 0;
+	memset(t->cache, 0, sizeof(t->cache));
+	memset(t->walks, 0, sizeof(t->walks));
+	memset(t->walk_next, 0, sizeof(t->walk_next));
+	memset(t->calls, 0, sizeof(t->calls));
+	memset(t->bytes, 0, sizeof(t->bytes));
+}
+
 /*
  * hs_start() after hs_stop(): a new file knows none of the old stack ids or
  * modules, and whatever threads left in their rings belongs to the old one.
@@ -291,12 +302,7 @@ static void restart(void)
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next) {
 		atomic_store(&t->tail, t->reserve);
 		atomic_store(&t->head, t->reserve);
-		t->uw.n = 0;
-		memset(t->cache, 0, sizeof(t->cache));
-		memset(t->walks, 0, sizeof(t->walks));
-		memset(t->walk_next, 0, sizeof(t->walk_next));
-		memset(t->calls, 0, sizeof(t->calls));
-		memset(t->bytes, 0, sizeof(t->bytes));
+		thread_forget(t);
 	}
 	pthread_mutex_unlock(&hs_g.threads_lock);
 	for (int i = 0; i < HS_FN_COUNT; i++) {
@@ -450,12 +456,7 @@ static void fork_child(void)
 		atomic_store(&self->tail, 0);
 		self->reserve = 0;
 		self->room = 0;
-		self->uw.n = 0;
-		memset(self->cache, 0, sizeof(self->cache));
-		memset(self->walks, 0, sizeof(self->walks));
-		memset(self->walk_next, 0, sizeof(self->walk_next));
-		memset(self->calls, 0, sizeof(self->calls));
-		memset(self->bytes, 0, sizeof(self->bytes));
+		thread_forget(self);
 	}
 	if (hs_writer_open() < 0) {
 		atomic_store(&hs_g.state, HS_INERT);
