@@ -210,30 +210,23 @@ static void big_random(void)
 	free(order);
 }
 
-/* The hash of live.c, to build probe runs that straddle the end of the table. */
-static size_t home_of(size_t cap, uint64_t p)
-{
-	return (size_t)((p >> 4) * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
-}
-
 /* Keys homed at the last slots and slot 0, removed in every order of a small set. */
 static void wraparound(void)
 {
 	enum { K = 6 };
 	uint64_t keys[K];
-	size_t homes[K] = { 0 }, bad = 0, cap;
+	size_t homes[K] = { 0 }, bad = 0;
 	int found = 0;
 	char first[160] = "none";
 	struct hs_live l;
 
 	hs_live_init(&l);
 	cur = &l;
-	cap = l.cap;
-	/* two keys homed at cap-2, two at cap-1, two at 0 */
+	/* two keys homed at cap-2, two at cap-1, two at 0 (asked of the table's own hash) */
 	for (uint64_t g = 1; found < K && g < (1ull << 32); g++) {
 		uint64_t p = g << 4;
-		size_t h = home_of(cap, p);
-		size_t want = found < 2 ? cap - 2 : found < 4 ? cap - 1 : 0;
+		size_t h = hs_live_slot(&l, p);
+		size_t want = found < 2 ? l.cap - 2 : found < 4 ? l.cap - 1 : 0;
 		if (h == want) {
 			keys[found] = p;
 			homes[found++] = h;
