@@ -132,6 +132,15 @@ int hs_reader_next(struct hs_reader *r, struct hs_event *ev);
 int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n);
 
 /*
+ * The next events in place, without a copy: *ev points at them, and they
+ * and their pointers live until the next call. Returns how many (>0), 0 at
+ * the end, <0 on an error, as hs_reader_next_batch. On a machine with more
+ * than one core, a second thread decodes ahead of any of the three calls;
+ * HEAPSCOPE_READER_THREADS=0 keeps decoding in the calling thread.
+ */
+int hs_reader_next_block(struct hs_reader *r, const struct hs_event **ev);
+
+/*
  * The latest event time in the file's last complete chunk, read alone:
  * what a pass over the whole trace will almost surely find as its end,
  * for analyses that need the end before their pass. Almost: an event can

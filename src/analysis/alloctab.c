@@ -599,8 +599,7 @@ static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
 	return 0;
 }
 
-/* Events read ahead, and how far ahead index slots are prefetched: enough misses in flight to hide latency. */
-#define BATCH 256
+/* How far ahead index slots are prefetched: enough misses in flight to hide latency. */
 #define AHEAD 16
 
 static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
@@ -614,17 +613,15 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 {
 	struct pass ps = *ps_;
 	struct hs_alloctab *t = ps.t;
-	struct hs_event *batch = NULL;
+	const struct hs_event *batch;
 	int rc, n;
 
 	memset(t, 0, sizeof(*t));
 	t->sample_bytes = hs_reader_info(r)->sample_bytes;
-	if (!(batch = malloc(BATCH * sizeof(*batch))))
-		return -ENOMEM;
 	if ((rc = index_init(&ps.live, 16)) < 0)
 		goto out;
 	do {
-		rc = hs_reader_next_batch(r, batch, BATCH);
+		rc = hs_reader_next_block(r, &batch);
 		n = rc > 0 ? rc : 0;
 		for (int i = 0; i < n && i < AHEAD; i++)
 			prefetch(&ps, &batch[i]);
@@ -679,7 +676,6 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 	}
 out:
 	free(ps.live.slots);
-	free(batch);
 	free(ps.seq);
 	free(ps.flags);
 	free(ps.free_bits);

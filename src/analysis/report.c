@@ -10,7 +10,6 @@
 #include "live.h"
 #include "pending.h"
 
-#define BATCH 256
 
 struct thread_last {
 	uint32_t tid;
@@ -342,12 +341,10 @@ static void account(struct pass *ps, const struct hs_event *ev)
 int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 {
 	struct pass ps = { .rep = rep };
-	struct hs_event *batch = malloc(BATCH * sizeof(*batch));
+	const struct hs_event *batch;
 	uint64_t last_ns = 0;
 	int rc;
 
-	if (!batch)
-		return -ENOMEM;
 	memset(rep, 0, sizeof(*rep));
 	rep->info = hs_reader_info(r);
 	rep->sample_bytes = rep->info->sample_bytes;
@@ -356,7 +353,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 	do {
 		/* read ahead a batch so the live table's cache misses overlap */
 		int nb;
-		rc = hs_reader_next_batch(r, batch, BATCH);
+		rc = hs_reader_next_block(r, &batch);
 		nb = rc > 0 ? rc : 0;
 		for (int i = 0; i < nb && i < AHEAD; i++)
 			prefetch(&ps, &batch[i]);
@@ -400,7 +397,6 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 	}
 	hs_live_free(&ps.live);
 	free(ps.threads);
-	free(batch);
 	return rc < 0 ? rc : 0;
 }
 

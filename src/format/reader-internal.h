@@ -42,9 +42,32 @@ struct hs_reader {
 
 	struct hs_symbols *sym;
 	int skim;                   /* hs_reader_end_hint: one chunk read alone, its stack nodes ignored */
+
+	/*
+	 * Decoding ahead (ahead.c): a second thread takes over the fields of
+	 * decoding above into a reader of its own, whose stack nodes and modules
+	 * travel with its blocks of events (ho) to this one, which alone keeps
+	 * the stack table, the modules and the symbols.
+	 */
+	struct hs_ahead *ahead;
+	struct hs_block *ho;
+	int ahead_tried;
+	struct hs_event *own;       /* hs_reader_next_block's events when no thread decodes ahead */
 };
 
 char *hs_strndup(const char *s, size_t n);
+int hs_reader_no_memory(struct hs_reader *r, const char *what);
+int hs_reader_store_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip);
+int hs_reader_add_mod(struct hs_reader *r, struct hs_module *m);
+void hs_reader_free_module(struct hs_module *m);
+
+/* ahead.c */
+int hs_ahead_start(struct hs_reader *r);
+int hs_ahead_take(struct hs_reader *r, struct hs_event *ev, int n);
+int hs_ahead_block(struct hs_reader *r, const struct hs_event **ev);
+void hs_ahead_stop(struct hs_reader *r);
+int hs_block_stack(struct hs_block *b, uint64_t id, uint64_t parent, uint64_t ip);
+int hs_block_module(struct hs_block *b, struct hs_module *m);
 void hs_symbols_invalidate(struct hs_reader *r);
 void hs_symbols_free(struct hs_reader *r);
 

@@ -24,6 +24,9 @@ const char *hs_fn_name(int fn)
 	return fn >= 0 && fn < HS_FN_COUNT ? fn_names[fn] : "?";
 }
 
+/* hs_reader_next_block's batch when no thread decodes ahead */
+#define OWN_EVENTS 256
+
 /* bytes of zeros kept after a chunk's payload: more than the longest varint */
 #define SLACK 16
 
@@ -59,7 +62,7 @@ char *hs_strndup(const char *s, size_t n)
 	return d;
 }
 
-static int no_memory(struct hs_reader *r, const char *what)
+int hs_reader_no_memory(struct hs_reader *r, const char *what)
 {
 	return fail(r, -ENOMEM, "out of memory for %s reading '%s' (chunk at offset %llu); free some memory, or "
 		    "analyse on a machine with more", what, r->path, (unsigned long long)r->chunk_off);
@@ -175,7 +178,7 @@ static int load_chunk(struct hs_reader *r)
 			    (unsigned long long)r->chunk_off);
 	if (stored > r->zcap) {
 		if (grow((void **)&r->zbuf, stored))
-			return no_memory(r, "a compressed chunk");
+			return hs_reader_no_memory(r, "a compressed chunk");
 		r->zcap = stored;
 	}
 	n = fread(r->zbuf, 1, stored, r->f);
@@ -190,7 +193,7 @@ static int load_chunk(struct hs_reader *r)
 	if (rawsz > r->rcap || !r->rbuf) {
 		/* zeroed slack after the payload: the fast decoder may read up to SLACK bytes past a stream */
 		if (grow((void **)&r->rbuf, (size_t)rawsz + SLACK))
-			return no_memory(r, "a chunk");
+			return hs_reader_no_memory(r, "a chunk");
 		r->rcap = rawsz;
 	}
 	memset(r->rbuf + rawsz, 0, SLACK);
@@ -235,13 +238,9 @@ static int get_str(struct hs_reader *r, const char **s, size_t *len)
 	return 0;
 }
 
-static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip)
+/* The node into the table; the tracer's numbering is checked by add_stack. */
+int hs_reader_store_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip)
 {
-	if (r->skim)
-		return 0;
-	/* the tracer numbers nodes 1, 2, 3, ... in the order it writes them */
-	if (id != (r->nstacks ? r->nstacks : 1) || id > UINT32_MAX || parent >= id)
-		return -1;
 	if (id >= r->nstacks_cap) {
 		size_t cap = r->nstacks_cap ? r->nstacks_cap : 4096;
 		while (cap <= id)
@@ -256,6 +255,42 @@ static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t
 	r->stack_ip[id] = ip;
 	if (id >= r->nstacks)
 		r->nstacks = (uint32_t)id + 1;
+	return 0;
+}
+
+static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip)
+{
+	if (r->skim)
+		return 0;
+	/* the tracer numbers nodes 1, 2, 3, ... in the order it writes them */
+	if (id != (r->nstacks ? r->nstacks : 1) || id > UINT32_MAX || parent >= id)
+		return -1;
+	if (!r->ho)
+		return hs_reader_store_stack(r, id, parent, ip);
+	/* decoding ahead: the node goes with its block, and only the count is kept here */
+	if (hs_block_stack(r->ho, id, parent, ip))
+		return -ENOMEM;
+	r->nstacks = (uint32_t)id + 1;
+	return 0;
+}
+
+void hs_reader_free_module(struct hs_module *m)
+{
+	free((char *)m->path);
+	free((void *)m->build_id);
+	free(m);
+}
+
+int hs_reader_add_mod(struct hs_reader *r, struct hs_module *m)
+{
+	if (r->nmods == r->mods_cap) {
+		size_t cap = r->mods_cap ? r->mods_cap * 2 : 64;
+		if (grow((void **)&r->mods, cap * sizeof(*r->mods)))
+			return -ENOMEM;
+		r->mods_cap = cap;
+	}
+	r->mods[r->nmods++] = m;
+	hs_symbols_invalidate(r);
 	return 0;
 }
 
@@ -288,12 +323,6 @@ static int add_module(struct hs_reader *r, struct hs_event *ev)
 	}
 	if (lo == UINT64_MAX)
 		lo = hi = base;
-	if (r->nmods == r->mods_cap) {
-		size_t cap = r->mods_cap ? r->mods_cap * 2 : 64;
-		if (grow((void **)&r->mods, cap * sizeof(*r->mods)))
-			return -ENOMEM;
-		r->mods_cap = cap;
-	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -303,18 +332,15 @@ static int add_module(struct hs_reader *r, struct hs_event *ev)
 	m->path = hs_strndup(path, plen);
 	m->build_id = (const uint8_t *)hs_strndup(id, idlen);
 	m->build_id_len = idlen;
-	if (!m->path || !m->build_id) {
-		free((char *)m->path);
-		free((void *)m->build_id);
-		free(m);
+	m->load_time_ns = t;
+	/* decoding ahead: the module goes with its block, into the consumer's list */
+	if (!m->path || !m->build_id || (r->ho ? hs_block_module(r->ho, m) : hs_reader_add_mod(r, m))) {
+		hs_reader_free_module(m);
 		return -ENOMEM;
 	}
-	m->load_time_ns = t;
-	r->mods[r->nmods++] = m;
 	ev->kind = HS_EVENT_MODULE;
 	ev->time_ns = t;
 	ev->module = m;
-	hs_symbols_invalidate(r);
 	return 0;
 bad:
 	return -1;
@@ -519,7 +545,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		return 1;
 	case HS_REC_MODULE:
 		if ((rc = add_module(r, ev)) == -ENOMEM)
-			return no_memory(r, "a module");
+			return hs_reader_no_memory(r, "a module");
 		if (rc)
 			goto bad;
 		return 1;
@@ -533,13 +559,13 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		GET(b);
 		GET(c);
 		if ((rc = add_stack(r, a, b, c)) == -ENOMEM)
-			return no_memory(r, "the stack table");
+			return hs_reader_no_memory(r, "the stack table");
 		if (rc)
 			goto bad;
 		return 0;
 	case HS_REC_PROCESS:
 		if ((rc = add_process(r)) == -ENOMEM)
-			return no_memory(r, "the command line");
+			return hs_reader_no_memory(r, "the command line");
 		if (rc)
 			goto bad;
 		return 0;
@@ -709,7 +735,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 	return 1;
 }
 
-int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
+static int next_one(struct hs_reader *r, struct hs_event *ev)
 {
 	if (r->failed)
 		return r->failed;
@@ -753,7 +779,7 @@ __attribute__((always_inline)) static inline int fast_thread(struct hs_reader *r
 	return 1;
 }
 
-int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
+static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 {
 	int got = 0, rc;
 
@@ -769,7 +795,7 @@ int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 		}
 		if (got == n)
 			break;
-		rc = hs_reader_next(r, &ev[got]);
+		rc = next_one(r, &ev[got]);
 		if (rc <= 0)
 			return got ? got : rc;
 		/* a label or totals point into buffers the next record may reuse: the batch ends with them */
@@ -777,6 +803,42 @@ int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 			break;
 	}
 	return got;
+}
+
+/* At the first events asked for: a second core decodes ahead where there is one. */
+static inline int ahead(struct hs_reader *r)
+{
+	if (!r->ahead_tried) {
+		r->ahead_tried = 1;
+		if (!r->skim && !r->failed)
+			hs_ahead_start(r);
+	}
+	return r->ahead != NULL;
+}
+
+int hs_reader_next(struct hs_reader *r, struct hs_event *ev)
+{
+	return ahead(r) ? hs_ahead_take(r, ev, 1) : next_one(r, ev);
+}
+
+int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n)
+{
+	if (n <= 0)
+		return r->failed;
+	return ahead(r) ? hs_ahead_take(r, ev, n) : next_batch(r, ev, n);
+}
+
+int hs_reader_next_block(struct hs_reader *r, const struct hs_event **ev)
+{
+	int rc;
+
+	if (ahead(r))
+		return hs_ahead_block(r, ev);
+	if (!r->own && !(r->own = malloc(OWN_EVENTS * sizeof(*r->own))))
+		return hs_reader_no_memory(r, "a batch of events");
+	rc = next_batch(r, r->own, OWN_EVENTS);
+	*ev = r->own;
+	return rc;
 }
 
 int hs_reader_end_hint(const char *path, uint64_t *end_ns)
@@ -802,7 +864,7 @@ int hs_reader_end_hint(const char *path, uint64_t *end_ns)
 		goto out;
 	r->next_chunk = last;
 	r->skim = 1;
-	while ((n = hs_reader_next_batch(r, ev, 256)) > 0)
+	while ((n = next_batch(r, ev, 256)) > 0)
 		for (int i = 0; i < n; i++)
 			if (ev[i].time_ns > end)
 				end = ev[i].time_ns;
@@ -847,7 +909,7 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	if (rc > 0 && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE] && *r->sp[HS_STREAM_TYPE] == HS_REC_PROCESS) {
 		r->sp[HS_STREAM_TYPE]++;
 		if ((rc = add_process(r)) == -ENOMEM)
-			return no_memory(r, "the command line");
+			return hs_reader_no_memory(r, "the command line");
 		if (rc < 0)
 			return bad_record(r, HS_REC_PROCESS);
 	}
@@ -858,14 +920,13 @@ void hs_reader_close(struct hs_reader *r)
 {
 	if (!r)
 		return;
+	hs_ahead_stop(r);
+	free(r->own);
 	hs_symbols_free(r);
 	if (r->f)
 		fclose(r->f);
-	for (size_t i = 0; i < r->nmods; i++) {
-		free((char *)r->mods[i]->path);
-		free((void *)r->mods[i]->build_id);
-		free(r->mods[i]);
-	}
+	for (size_t i = 0; i < r->nmods; i++)
+		hs_reader_free_module(r->mods[i]);
 	free(r->mods);
 	for (int i = 0; i < r->info.argc; i++)
 		free(r->info.argv[i]);

@@ -105,13 +105,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)hs_reader_end_hint(path, &end);
 		sink += end;
 	}
+	/* decoding ahead in a second thread, or in this one, as the input's size says */
+	setenv("HEAPSCOPE_READER_THREADS", (size >> 2) & 1 ? "0" : "1", 1);
 	if (hs_reader_open(&r, path) == 0) {
 		const struct hs_trace_info *info;
 		static struct hs_event batch[64];
-		/* one event at a time, or in batches of 1 to 64 (hs_reader_next_batch), as the input's size says */
+		const struct hs_event *block = NULL;
+		/*
+		 * one event at a time, in batches of 1 to 64 (hs_reader_next_batch) or
+		 * in place (hs_reader_next_block), as the input's size says
+		 */
 		int rc, n = 0, bs = size & 1 ? (int)(size >> 1) % 64 + 1 : 0, nb = 0, bi = 0;
+		int in_place = !bs && (size >> 1) & 1;
 		for (;;) {
-			if (!bs) {
+			if (in_place) {
+				if (bi == nb) {
+					if ((rc = hs_reader_next_block(r, &block)) <= 0)
+						break;
+					nb = rc;
+					bi = 0;
+				}
+				ev = block[bi++];
+			} else if (!bs) {
 				if ((rc = hs_reader_next(r, &ev)) <= 0)
 					break;
 			} else {

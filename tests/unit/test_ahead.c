@@ -1,0 +1,310 @@
+/* test_ahead.c - decoding ahead in a second thread gives what decoding in the caller's thread gives, event by event */
+#define _DEFAULT_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "format/reader-internal.h"
+#include "tracebuild.h"
+
+#define CHUNKS 12
+#define PER_CHUNK 9000          /* several of the thread's blocks per chunk */
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/*
+ * Threads that interleave, stack nodes first seen in every chunk, modules
+ * loaded and unloaded mid-stream, markers, totals and RSS between the
+ * allocations and frees, reallocs among them.
+ */
+static int build(const char *path)
+{
+	struct tb t;
+	uint64_t ts = 1000, live[64] = { 0 };
+	uint32_t nstack = 0;
+	static const uint8_t id[] = { 1, 2, 3, 4 };
+	struct tb_seg seg = { 0x1000, 0x2000, 5, 0x1000 };
+	int rc;
+
+	if (tb_init(&t, 0, 0, 1700000000000000000ull, 77) < 0)
+		return -1;
+	for (int c = 0; c < CHUNKS; c++) {
+		for (int k = 0; k < 40; k++, nstack++)
+			tb_stack(&t, nstack + 1, nstack ? next() % (nstack + 1) : 0, 0x400000 + next() % 0x10000);
+		if (c % 3 == 1) {
+			char p[64];
+			snprintf(p, sizeof(p), "/lib/mod%d.so", c);
+			tb_module(&t, ts, 0x7f0000000000ull + (uint64_t)c * 0x100000, p, id, sizeof(id), &seg, 1);
+		}
+		for (int i = 0; i < PER_CHUNK; i++) {
+			uint32_t tid = 100 + (uint32_t)(next() % 3);
+			unsigned slot = (unsigned)(next() % 64);
+			ts += 1 + next() % 50;
+			if (i % 1000 == 500) {
+				char label[32];
+				int n = snprintf(label, sizeof(label), "phase %d.%d", c, i);
+				tb_marker(&t, ts, tid, label, (size_t)n);
+			} else if (i % 1500 == 700) {
+				uint64_t calls[HS_FN_COUNT], bytes[HS_FN_COUNT];
+				for (int f = 0; f < HS_FN_COUNT; f++)
+					calls[f] = next() % 1000000, bytes[f] = next();
+				tb_totals(&t, ts, HS_FN_COUNT, calls, bytes);
+			} else if (i % 997 == 3) {
+				tb_rss(&t, ts, next() % (1u << 30));
+			} else if (live[slot]) {
+				if (next() % 4 == 0) {
+					uint64_t p = 0x555500000000ull + (next() % (1u << 24)) * 16;
+					tb_free_rec(&t, ts, tid, HS_FN_REALLOC, live[slot]);
+					tb_alloc(&t, ts, tid, HS_FN_REALLOC, p, 1 + next() % 4096, 1 + (uint32_t)(next() % nstack),
+						 live[slot]);
+					live[slot] = p;
+				} else {
+					tb_free_rec(&t, ts, tid, HS_FN_FREE, live[slot]);
+					live[slot] = 0;
+				}
+			} else {
+				live[slot] = 0x555500000000ull + (next() % (1u << 24)) * 16;
+				tb_alloc(&t, ts, tid, (int)(next() % 2), live[slot], 1 + next() % 4096,
+					 1 + (uint32_t)(next() % nstack), 0);
+			}
+		}
+		if (c % 3 == 2)
+			tb_module_unload(&t, ts, 0x7f0000000000ull + (uint64_t)(c - 1) * 0x100000);
+		if (tb_flush(&t) < 0)
+			return -1;
+	}
+	tb_end(&t, ts + 1, HS_END_EXIT);
+	if (tb_flush(&t) < 0)
+		return -1;
+	rc = tb_write(&t.file, path);
+	tb_free(&t);
+	return rc;
+}
+
+/* What is known of one event, with what it points at, and the path of its stack. */
+struct seen {
+	struct hs_event ev;
+	char label[32];
+	char module[32];
+	uint64_t calls0, bytes_last;
+	uint64_t ips[4];
+	int nips;
+};
+
+struct run {
+	struct seen *s;
+	size_t n, cap;
+	int rc, threaded;
+	char err[512], warn[512];
+	uint32_t nstacks;
+	size_t nmods;
+};
+
+static void keep(struct hs_reader *r, struct run *out, const struct hs_event *ev)
+{
+	struct seen *s;
+
+	if (out->n == out->cap) {
+		out->cap = out->cap ? out->cap * 2 : 4096;
+		out->s = realloc(out->s, out->cap * sizeof(*out->s));
+	}
+	s = &out->s[out->n++];
+	memset(s, 0, sizeof(*s));
+	s->ev = *ev;
+	if (ev->kind == HS_EVENT_MARKER)
+		snprintf(s->label, sizeof(s->label), "%.*s", (int)ev->label_len, ev->label);
+	if (ev->kind == HS_EVENT_MODULE)
+		snprintf(s->module, sizeof(s->module), "%s", ev->module->path);
+	if (ev->kind == HS_EVENT_TOTALS) {
+		s->calls0 = ev->calls[0];
+		s->bytes_last = ev->bytes[HS_FN_COUNT - 1];
+	}
+	/* the stack is known by the time its event is */
+	if (ev->stack)
+		s->nips = hs_reader_stack(r, ev->stack, s->ips, 4);
+}
+
+enum how { ONE, BATCH, BLOCK };
+
+/* The whole file, or up to stop events, the way how says. */
+static void read_all(const char *path, int threads, enum how how, size_t stop, struct run *out)
+{
+	struct hs_reader *r = NULL;
+	struct hs_event batch[37], ev;
+	const struct hs_event *blk;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	setenv("HEAPSCOPE_READER_THREADS", threads ? "1" : "0", 1);
+	if ((rc = hs_reader_open(&r, path)) < 0) {
+		out->rc = rc;
+		snprintf(out->err, sizeof(out->err), "%s", hs_reader_error(r));
+		hs_reader_close(r);
+		return;
+	}
+	for (;;) {
+		if (stop && out->n >= stop)
+			break;
+		if (how == ONE) {
+			if ((rc = hs_reader_next(r, &ev)) <= 0)
+				break;
+			keep(r, out, &ev);
+		} else if (how == BATCH) {
+			if ((rc = hs_reader_next_batch(r, batch, 37)) <= 0)
+				break;
+			for (int i = 0; i < rc; i++)
+				keep(r, out, &batch[i]);
+		} else {
+			if ((rc = hs_reader_next_block(r, &blk)) <= 0)
+				break;
+			for (int i = 0; i < rc; i++)
+				keep(r, out, &blk[i]);
+		}
+		out->threaded |= r->ahead != NULL;
+	}
+	out->rc = rc;
+	snprintf(out->err, sizeof(out->err), "%s", hs_reader_error(r));
+	snprintf(out->warn, sizeof(out->warn), "%s", hs_reader_warning(r));
+	out->nstacks = hs_reader_stack_count(r);
+	out->nmods = hs_reader_module_count(r);
+	hs_reader_close(r);
+}
+
+static int same_event(const struct seen *a, const struct seen *b)
+{
+	const struct hs_event *x = &a->ev, *y = &b->ev;
+
+	if (x->kind != y->kind || x->time_ns != y->time_ns || x->tid != y->tid)
+		return 0;
+	switch (x->kind) {
+	case HS_EVENT_ALLOC:
+		return x->fn == y->fn && x->ptr == y->ptr && x->size == y->size && x->stack == y->stack &&
+		       x->old_ptr == y->old_ptr && a->nips == b->nips && !memcmp(a->ips, b->ips, sizeof(a->ips));
+	case HS_EVENT_FREE:
+		return x->fn == y->fn && x->ptr == y->ptr;
+	case HS_EVENT_RSS:
+		return x->rss == y->rss;
+	case HS_EVENT_MARKER:
+		return !strcmp(a->label, b->label);
+	case HS_EVENT_MODULE:
+		return !strcmp(a->module, b->module);
+	case HS_EVENT_MODULE_UNLOAD:
+		return x->addr == y->addr;
+	case HS_EVENT_TOTALS:
+		return a->calls0 == b->calls0 && a->bytes_last == b->bytes_last;
+	default:
+		return x->flags == y->flags;
+	}
+}
+
+static void compare(const char *name, const struct run *ref, const struct run *got)
+{
+	size_t bad = 0;
+	char first[200] = "none", what[96];
+
+	for (size_t i = 0; i < ref->n && i < got->n; i++)
+		if (!same_event(&ref->s[i], &got->s[i]) && !bad++)
+			snprintf(first, sizeof(first), "event %zu (kind %d) differs", i, (int)ref->s[i].ev.kind);
+	if (ref->n != got->n && !bad++)
+		snprintf(first, sizeof(first), "%zu events against %zu", got->n, ref->n);
+	snprintf(what, sizeof(what), "ahead-%s-events", name);
+	CHECK_COUNT(what, bad, ref->n, first);
+	snprintf(what, sizeof(what), "ahead-%s-end", name);
+	check_report(ref->rc == got->rc && !strcmp(ref->err, got->err) && !strcmp(ref->warn, got->warn) &&
+		     ref->nstacks == got->nstacks && ref->nmods == got->nmods, what,
+		     "expected rc %d '%s' '%s' %u stacks %zu modules got rc %d '%s' '%s' %u %zu", ref->rc, ref->err,
+		     ref->warn, ref->nstacks, ref->nmods, got->rc, got->err, got->warn, got->nstacks, got->nmods);
+}
+
+static void free_run(struct run *r)
+{
+	free(r->s);
+	r->s = NULL;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/hs-ahead-XXXXXX", path[64], cut[80], bad[80];
+	struct run ref, got;
+	int cores = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+	FILE *f;
+	long size;
+	uint8_t *buf;
+
+	if (!mkdtemp(dir) || (snprintf(path, sizeof(path), "%s/t.hst", dir), build(path) < 0)) {
+		check_report(0, "ahead-build", "cannot write a trace in /tmp");
+		return 1;
+	}
+	read_all(path, 0, ONE, 0, &ref);
+	check_report(ref.rc == 0 && ref.n > CHUNKS * PER_CHUNK && ref.nmods == 4, "ahead-reference",
+		     "expected a clean read of over %d events and 4 modules got rc %d, %zu events, %zu modules (%s)",
+		     CHUNKS * PER_CHUNK, ref.rc, ref.n, ref.nmods, ref.err);
+	for (int how = ONE; how <= BLOCK; how++) {
+		static const char *const names[] = { "one", "batch", "block" };
+		read_all(path, 1, (enum how)how, 0, &got);
+		compare(names[how], &ref, &got);
+		/* on one core there is no second thread, and the checks above compare the caller's decoding with itself */
+		if (cores) {
+			char what[64];
+			snprintf(what, sizeof(what), "ahead-%s-threaded", names[how]);
+			CHECK(what, got.threaded);
+		}
+		free_run(&got);
+	}
+
+	/* a truncated copy: the same events up to the cut, the same warning */
+	f = fopen(path, "rb");
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)size);
+	if (fread(buf, 1, (size_t)size, f) != (size_t)size)
+		size = 0;
+	fclose(f);
+	snprintf(cut, sizeof(cut), "%s/cut.hst", dir);
+	f = fopen(cut, "wb");
+	fwrite(buf, 1, (size_t)(size * 2 / 3), f);
+	fclose(f);
+	free_run(&ref);
+	read_all(cut, 0, BATCH, 0, &ref);
+	read_all(cut, 1, BLOCK, 0, &got);
+	check_report(ref.warn[0] != 0, "ahead-truncated-warns", "expected a warning for '%s'", cut);
+	compare("truncated", &ref, &got);
+	free_run(&got);
+
+	/* a flipped byte in a middle chunk: the events before it, then the same error naming the same offset */
+	buf[size / 2] ^= 0x40;
+	snprintf(bad, sizeof(bad), "%s/bad.hst", dir);
+	f = fopen(bad, "wb");
+	fwrite(buf, 1, (size_t)size, f);
+	fclose(f);
+	free_run(&ref);
+	read_all(bad, 0, ONE, 0, &ref);
+	read_all(bad, 1, BATCH, 0, &got);
+	check_report(ref.rc < 0 && strstr(ref.err, "offset"), "ahead-corrupt-fails",
+		     "expected an error naming an offset got rc %d '%s'", ref.rc, ref.err);
+	compare("corrupt", &ref, &got);
+	free_run(&got);
+
+	/* closed early, with the thread blocks ahead: no hang (and, under SANITIZE=1, no leak) */
+	read_all(path, 1, BLOCK, 5000, &got);
+	CHECK("ahead-closed-early", got.n >= 5000 && got.rc > 0);
+	free_run(&got);
+	free_run(&ref);
+	free(buf);
+	unlink(path);
+	unlink(cut);
+	unlink(bad);
+	rmdir(dir);
+	return check_failures ? 1 : 0;
+}
