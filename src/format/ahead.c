@@ -1,7 +1,8 @@
 /* ahead.c - a second thread decodes a trace ahead of its consumer, in blocks of events */
-#define _DEFAULT_SOURCE
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -227,6 +228,16 @@ static void free_blocks(struct hs_block *blocks)
 	free(blocks);
 }
 
+/* The cores this process may run on (a container's or taskset's, not the machine's). */
+static int cores(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 /* 0: a thread decodes from now on; <0: this one goes on doing it (no second core, or no thread). */
 int hs_ahead_start(struct hs_reader *r)
 {
@@ -236,7 +247,7 @@ int hs_ahead_start(struct hs_reader *r)
 	sigset_t all, old;
 	int rc;
 
-	if ((env && strcmp(env, "0") == 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if ((env && strcmp(env, "0") == 0) || cores() < 2)
 		return -1;
 	a = calloc(1, sizeof(*a));
 	h = calloc(1, sizeof(*h));
