@@ -427,7 +427,7 @@ static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
  * handing p from one thread to the other included). Anything else found
  * (another thread, another block sharing the slot, nothing) takes the
  * fence. Sampled mode records few events, and not all events on a block:
- * it always takes the fence.
+ * it takes the fence whenever more than one thread has made events.
  */
 #define OWN_SLOTS (1u << 20)
 #define OWN_FREED (1ull << 63)
@@ -435,6 +435,18 @@ static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
 
 static _Atomic uint64_t *own;
 static _Atomic uint32_t own_tags;
+
+/*
+ * While one thread alone has made events, there is no other thread's event
+ * to order against: its stamps need neither the fence nor the slots. This
+ * holds that thread's tag, 0 before any event, SOLO_MANY once a second
+ * thread has made one (for good). A thread that sees its own tag here saw
+ * it after the load that gave it its pointer; had another thread's event
+ * handed the block over, that thread would have stored SOLO_MANY before it,
+ * and x86 loads would see that store first.
+ */
+#define SOLO_MANY UINT64_MAX
+static _Atomic uint64_t solo_tag;
 
 /* A tag per thread (16 bits); after 65,535 threads, 0: that thread always takes the fence. */
 uint64_t hs_thread_tag(void)
@@ -447,6 +459,7 @@ uint64_t hs_thread_tag(void)
 /* At every start: a trace's first events must not trust slots left by events that were not recorded. */
 void hs_stamps_reset(void)
 {
+	atomic_store(&solo_tag, 0);
 	if (hs_g.cfg.sample_bytes) {
 		own = NULL;
 		return;
@@ -458,11 +471,30 @@ void hs_stamps_reset(void)
 }
 
 /* The stamp of t's event on p (freed: a free); the slot then names this event. */
+/* t's first stamps: it becomes the one thread, or ends the time there was one. */
+__attribute__((noinline, cold)) static int solo_claim(struct hs_thread *t)
+{
+	uint64_t expected = 0;
+
+	if (t->tag && atomic_compare_exchange_strong(&solo_tag, &expected, t->tag))
+		return 1;
+	if (expected != t->tag || !t->tag)
+		atomic_store(&solo_tag, SOLO_MANY);
+	return expected == t->tag && t->tag;
+}
+
 static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
 {
 	_Atomic uint64_t *slot;
-	uint64_t key, ts;
+	uint64_t key, ts, solo = atomic_load_explicit(&solo_tag, memory_order_relaxed);
 
+	if (likely(solo == t->tag && solo) || (solo != SOLO_MANY && solo_claim(t))) {
+		ts = hs_use_tsc ? __rdtsc() : hs_now_ns();
+		if (ts < t->last_ts)
+			ts = t->last_ts;
+		t->last_ts = ts;
+		return ts;
+	}
 	if (!own)
 		return hs_ticks();
 	/*

@@ -1,11 +1,18 @@
-/* pingpong.c - blocks that change threads as fast as they can: allocated in one, freed in the other, both ways */
+/*
+ * pingpong.c - blocks that change threads as fast as they can: allocated in
+ * one, freed in the other, both ways. "pingpong late" runs alone first, its
+ * first messages allocated before the second thread exists (the tracer's
+ * one-thread stamps, then the hand-over to two).
+ */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define N 200000
 #define RING 64
+#define EARLY 20000
 
 struct ring {
 	void *_Atomic slot[RING];
@@ -45,20 +52,32 @@ static void *b_main(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	static void *early[EARLY];
+	int late = argc > 1 && strcmp(argv[1], "late") == 0, churn = 0;
 	pthread_t b;
 
+	if (late) {
+		/* alone: blocks of its own come and go, and the first messages wait */
+		for (int i = 0; i < EARLY; i++) {
+			static void *volatile t; /* volatile: the compiler keeps the malloc and free of a block never used */
+			t = malloc(24 + i % 8);
+			early[i] = malloc(24 + i % 8);
+			free(t);
+			churn++;
+		}
+	}
 	if (pthread_create(&b, NULL, b_main, NULL))
 		return 1;
 	for (int i = 0; i < N; i++) {
-		push(&to_b, malloc(24 + i % 8));
+		push(&to_b, late && i < EARLY ? early[i] : malloc(24 + i % 8));
 		if (i >= 8)
 			free(pop(&to_a));
 	}
 	for (int i = N - 8; i < N; i++)
 		free(pop(&to_a));
 	pthread_join(b, NULL);
-	printf("figures: %d %d\n", 2 * N, 2 * N);
+	printf("figures: %d %d\n", 2 * N + churn, 2 * N + churn);
 	return 0;
 }
