@@ -207,7 +207,9 @@ void hs_timeline_free(struct hs_timeline *tl)
  * the peak so far when it goes out, and a later peak restarts the sums (an
  * epoch per stack), which is exact as long as no block that went out
  * earlier was freed after the new peak's time. A late event can break
- * that: then the finish says -EAGAIN and the table must be used.
+ * that: the latest 65,536 freed blocks gone out are kept and weighed
+ * again; should the peak come before a free older than those, the finish
+ * says -EAGAIN and the table must be used.
  */
 struct per_stack {
 	struct hs_top_row row;   /* peak_bytes: for epoch only */
@@ -225,6 +227,13 @@ struct hs_timeline_stream {
 	enum hs_top_sort sort;
 	uint64_t peak, last_out;          /* peak time the sums are for; latest free time gone out */
 	uint32_t epoch;
+	/*
+	 * The latest freed blocks gone out, for a peak that an event coming late
+	 * puts before some of their frees: they are weighed again against it.
+	 * forgot: the latest free among those that dropped out of the ring.
+	 */
+	struct gone { uint64_t t0, t1; double b; uint32_t stack; } *gone;
+	uint64_t ngone, forgot;
 	double *heap, *filtered;
 	struct per_stack **stacks;
 	uint32_t nstacks;
@@ -233,6 +242,8 @@ struct hs_timeline_stream {
 
 /* Per-stack series beyond this much memory: the table costs less. */
 #define STREAM_CAP ((size_t)512 << 20)
+/* Freed blocks kept for a late peak: events come late by the writer's hold (0.2 ms) or a preemption, not more. */
+#define GONE (1u << 16)
 
 int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
 			     uint32_t npoints, uint32_t ngroups, enum hs_top_sort sort)
@@ -253,7 +264,33 @@ int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *
 	ts->all = hs_filter_passes_all(f);
 	ts->heap = calloc(npoints + 1, sizeof(double));
 	ts->filtered = calloc(npoints + 1, sizeof(double));
-	return ts->heap && ts->filtered ? 0 : -ENOMEM;
+	ts->gone = malloc(GONE * sizeof(*ts->gone));
+	return ts->heap && ts->filtered && ts->gone ? 0 : -ENOMEM;
+}
+
+static struct hs_top_row *row_now(struct hs_timeline_stream *ts, struct per_stack *p)
+{
+	if (p->epoch != ts->epoch) {
+		p->epoch = ts->epoch;
+		p->row.peak_bytes = 0;
+	}
+	return &p->row;
+}
+
+/* A peak before some frees gone out (an event came late): the blocks still alive at it count again. */
+static void weigh_gone(struct hs_timeline_stream *ts)
+{
+	uint64_t n = ts->ngone < GONE ? ts->ngone : GONE;
+
+	if (ts->forgot > ts->peak) {
+		ts->inexact = 1;
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const struct gone *g = &ts->gone[i];
+		if (g->t0 <= ts->peak && g->t1 > ts->peak)
+			row_now(ts, ts->stacks[g->stack])->peak_bytes += g->b;
+	}
 }
 
 static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a, uint64_t seq, uint64_t peak_ns)
@@ -266,10 +303,10 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 
 	if (peak_ns != ts->peak) {
 		/* a new peak: what went out so far was freed before it, unless an event came late */
-		if (ts->last_out > peak_ns)
-			ts->inexact = 1;
 		ts->peak = peak_ns;
 		ts->epoch++;
+		if (ts->last_out > peak_ns)
+			weigh_gone(ts);
 	}
 	if (k1 != k2)
 		span(ts->heap, k1, k2, b);
@@ -296,16 +333,18 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 		p->row.first = seq;
 		p->epoch = ts->epoch;
 	}
-	r = &p->row;
+	r = row_now(ts, p);
 	if (seq < r->first)
 		r->first = seq;
-	if (p->epoch != ts->epoch) {
-		p->epoch = ts->epoch;
-		r->peak_bytes = 0;
-	}
 	hs_top_row_add(r, t0, t1, ts->peak, w, b);
-	if (t1 != HS_ALLOC_NEVER && t1 > ts->last_out)
-		ts->last_out = t1;
+	if (t1 != HS_ALLOC_NEVER) {
+		struct gone *g = &ts->gone[ts->ngone++ % GONE];
+		if (ts->ngone > GONE && g->t1 > ts->forgot)
+			ts->forgot = g->t1;
+		*g = (struct gone){ t0, t1, b, a->stack };
+		if (t1 > ts->last_out)
+			ts->last_out = t1;
+	}
 	p->records++;
 	if (k1 != k2) {
 		if (!ts->all)
@@ -402,5 +441,6 @@ void hs_timeline_stream_free(struct hs_timeline_stream *ts)
 	free(ts->stacks);
 	free(ts->heap);
 	free(ts->filtered);
+	free(ts->gone);
 	free(ts);
 }

@@ -860,9 +860,11 @@ int hs_reader_end_hint(const char *path, uint64_t *end_ns)
 			break;
 		last = pos;
 	}
-	if (!last)
-		goto out;
-	r->next_chunk = last;
+	/* the first chunk, already loaded, is the last when no other follows; else the rest of it is skipped */
+	if (last) {
+		r->next_chunk = last;
+		r->sp[HS_STREAM_TYPE] = r->se[HS_STREAM_TYPE];
+	}
 	r->skim = 1;
 	while ((n = next_batch(r, ev, 256)) > 0)
 		for (int i = 0; i < n; i++)

@@ -352,6 +352,23 @@ same_both stream-leaks-size leaks --json --all -n 0 "$L" --size-min 100 --size-m
 same_both stream-leaks-window leaks --json --all -n 0 "$L" --allocated-between 0% 50%
 same_both stream-leaks-live leaks --json --all -n 0 "$L" --live-between 20% 60%
 same_both stream-leaks-lifetime leaks --json --all -n 0 "$L" --lifetime-min 1ms --temporary
+
+# a peak made by an event that came late, before the free of a block already
+# gone out: streaming weighs the latest freed blocks again (near); beyond
+# what it keeps (far), it says so and the table answers
+if gcc -std=c11 -Wall -Wextra -Werror -I"$ROOT/tests/unit" -I"$ROOT/src" -I"$ROOT/include" -o "$W/latepeak" \
+    "$T/progs/latepeak.c" "$BD/libheapscope-reader.a" $(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm \
+    -lpthread 2>"$W/cc.log" && "$W/latepeak" "$W/latepeak.hst" && "$W/latepeak" far "$W/latepeak-far.hst"; then
+    same_both stream-timeline-late-peak timeline --json "$W/latepeak.hst"
+    same_both stream-timeline-late-peak-csv timeline --csv --sort peak "$W/latepeak.hst"
+    HEAPSCOPE_STREAM=must "$HS" timeline --json "$W/latepeak-far.hst" >/dev/null 2>"$W/stream.err"
+    expect stream-timeline-late-peak-far-says "1 yes" "$? $(grep -q 'came late makes the peak uncertain' "$W/stream.err" && echo yes)"
+    "$HS" timeline --json "$W/latepeak-far.hst" >"$W/stream.out" 2>/dev/null
+    HEAPSCOPE_STREAM=off "$HS" timeline --json "$W/latepeak-far.hst" >"$W/table.out" 2>/dev/null
+    expect stream-timeline-late-peak-far-table same "$(cmp -s "$W/stream.out" "$W/table.out" && [ -s "$W/table.out" ] && echo same)"
+else
+    fail stream-timeline-late-peak "cannot build or run latepeak: $(head -c 300 "$W/cc.log")"
+fi
 same_both stream-leaks-through leaks --json --all -n 0 "$L" --not-through rare_leak
 same_both stream-flame-through flame --folded "$P" --through make_node --leaked-or-freed-after 50%
 same_both stream-flame-live flame --folded "$P" --weight live --at 40%
