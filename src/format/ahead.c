@@ -23,6 +23,7 @@
  */
 #define BLOCK_EVENTS 2048
 #define BLOCKS 6
+/* pauses the consumer waits for a block before it sleeps: a block takes tens of microseconds, a wake-up as long */
 #define SPINS 4000
 
 struct stack_node {

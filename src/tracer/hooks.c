@@ -470,7 +470,6 @@ void hs_stamps_reset(void)
 		memset((void *)own, 0, OWN_SLOTS * sizeof(*own));
 }
 
-/* The stamp of t's event on p (freed: a free); the slot then names this event. */
 /* t's first stamps: it becomes the one thread, or ends the time there was one. */
 __attribute__((noinline, cold)) static int solo_claim(struct hs_thread *t)
 {
@@ -483,6 +482,7 @@ __attribute__((noinline, cold)) static int solo_claim(struct hs_thread *t)
 	return expected == t->tag && t->tag;
 }
 
+/* The stamp of t's event on p (freed: a free); the slot then names this event. */
 static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
 {
 	_Atomic uint64_t *slot;
