@@ -8,7 +8,8 @@
 #   (d) python     PYTHONMALLOC=malloc python3 -c '<dict/list loop, ~2 s natively>'
 # Modes, run side by side (interleaved, round after round):
 #   native | heapscope full | heapscope sampled (--sample 512K) | heaptrack
-# Then `heapscope report FILE` vs `heaptrack_print FILE` on each workload's trace.
+# Then `heapscope report FILE` (and leaks, flame, timeline) vs `heaptrack_print FILE`
+# on each workload's trace: as they run, then both pinned to one core.
 #
 # Timing: median wall time of 3 runs, or 5 when the projected total stays under
 # ~12 min.  Any heapscope failure (not built, crash, timeout) shows as n/a.
@@ -86,12 +87,16 @@ for i in range(2700000):
 ALL_WL="churn-1t churn-4t sqlite python"
 # the analysis commands timed against heaptrack_print on the same traces
 HS_TOOLS="hsreport hsleaks hsflame hstimeline"
+# the same on one core, as issue 3 asks (the reader's second thread then stays off), and heaptrack_print beside them
+HS_TOOLS1="hsreport1 hsleaks1 hsflame1 hstimeline1"
+if command -v taskset >/dev/null; then ONE=(taskset -c 0); ONE_HOW="taskset -c 0"
+else ONE=(env HEAPSCOPE_READER_THREADS=0); ONE_HOW="HEAPSCOPE_READER_THREADS=0 (no taskset)"; fi
 WLS=${BENCH_ONLY:-$ALL_WL}
 if [ $HAVE_HS = 0 ]; then
-    for wl in $WLS; do for m in full sampled $HS_TOOLS; do DEAD[$wl:$m]="heapscope not built"; done; done
+    for wl in $WLS; do for m in full sampled $HS_TOOLS $HS_TOOLS1; do DEAD[$wl:$m]="heapscope not built"; done; done
 fi
 if [ $HAVE_HT = 0 ]; then
-    for wl in $WLS; do for m in heaptrack htprint; do DEAD[$wl:$m]="heaptrack not installed"; done; done
+    for wl in $WLS; do for m in heaptrack htprint htprint1; do DEAD[$wl:$m]="heaptrack not installed"; done; done
 fi
 [ $HAVE_SQLITE = 1 ] || WLS=$(echo "$WLS" | sed 's/sqlite//')
 declare -A WL_LABEL=([churn-1t]="(a) churn 1t" [churn-4t]="(b) churn 4t" [sqlite]="(c) sqlite" [python]="(d) python")
@@ -173,14 +178,20 @@ round_wl() {
         run_step "$wl" hsleaks "$T/log-$wl-hsleaks" -- "$HS" leaks "$T/hs-$wl.full"
         run_step "$wl" hsflame "$T/log-$wl-hsflame" -- "$HS" flame --folded -o "$T/flame-$wl.folded" "$T/hs-$wl.full"
         run_step "$wl" hstimeline "$T/log-$wl-hstimeline" -- "$HS" timeline -o "$T/timeline-$wl.svg" "$T/hs-$wl.full"
+        run_step "$wl" hsreport1 "$T/log-$wl-hsreport1" -- "${ONE[@]}" "$HS" report "$T/hs-$wl.full"
+        run_step "$wl" hsleaks1 "$T/log-$wl-hsleaks1" -- "${ONE[@]}" "$HS" leaks "$T/hs-$wl.full"
+        run_step "$wl" hsflame1 "$T/log-$wl-hsflame1" -- "${ONE[@]}" "$HS" flame --folded -o "$T/flame-$wl.folded" "$T/hs-$wl.full"
+        run_step "$wl" hstimeline1 "$T/log-$wl-hstimeline1" -- "${ONE[@]}" "$HS" timeline -o "$T/timeline-$wl.svg" "$T/hs-$wl.full"
     else
-        for m in $HS_TOOLS; do DEAD[$wl:$m]=${DEAD[$wl:$m]:-"no heapscope trace"}; done
+        for m in $HS_TOOLS $HS_TOOLS1; do DEAD[$wl:$m]=${DEAD[$wl:$m]:-"no heapscope trace"}; done
     fi
     local hf; hf=$(ht_file "$wl")
     if [ -n "$hf" ]; then
         run_step "$wl" htprint "$T/log-$wl-htprint" -- heaptrack_print "$hf"
+        run_step "$wl" htprint1 "$T/log-$wl-htprint1" -- "${ONE[@]}" heaptrack_print "$hf"
     else
         DEAD[$wl:htprint]=${DEAD[$wl:htprint]:-"no heaptrack trace"}
+        DEAD[$wl:htprint1]=${DEAD[$wl:htprint1]:-"no heaptrack trace"}
     fi
 }
 
@@ -438,6 +449,17 @@ REP=$T/report.txt
         done
         printf '%-13s %16s %16s %16s %16s\n' "${WL_LABEL[$wl]}" "${row[@]}"
     done
+    echo
+    echo "the same on one core ($ONE_HOW; heaptrack_print too), seconds (heaptrack_print's time / theirs):"
+    printf '%-13s %16s %16s %16s %16s\n' workload report leaks "flame --folded" timeline
+    for wl in $WLS; do
+        row=()
+        for m in $HS_TOOLS1; do
+            t=$(med "$wl" "$m")
+            row+=("$(fmt_s "$t") ($(xfmt "$(pmed "$wl" htprint1 "$m")"))")
+        done
+        printf '%-13s %16s %16s %16s %16s\n' "${WL_LABEL[$wl]}" "${row[@]}"
+    done
 
     # ---- targets
     verdict() { # list of 0/1/"" -> MET / NOT MET / n/a
@@ -449,7 +471,7 @@ REP=$T/report.txt
     le() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN{print (a<=b)?1:0}'; }
     ge() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN{print (a>=b)?1:0}'; }
     inwl() { case " $WLS " in *" $1 "*) return 0 ;; esac; return 1; }
-    c1=(); c2=(); c3=(); c4=(); c5=(); c6=()
+    c1=(); c2=(); c3=(); c4=(); c5=(); c6=(); c7=()
     for wl in $WLS; do
         n=$(med "$wl" native)
         fr=$(pmed "$wl" full native)
@@ -458,10 +480,11 @@ REP=$T/report.txt
         hsz=$(fsize "$T/hs-$wl.full"); htz=$(fsize "$(ht_file "$wl")")
         c4+=("$(le "$hsz" "$htz")")
         for m in $HS_TOOLS; do c5+=("$(ge "$(pmed "$wl" htprint "$m")" 4)"); done
+        for m in $HS_TOOLS1; do c7+=("$(ge "$(pmed "$wl" htprint1 "$m")" 4)"); done
         c6+=("$(le "$(rss_of "$wl" hsreport)" "$(rss_of "$wl" htprint)")")
     done
     echo
-    echo "targets: full<=3x (a,b): $(verdict "${c1[@]}") | full<=1.3x (c,d): $(verdict "${c2[@]}") | sampled<=1.05x (all): $(verdict "${c3[@]}") | trace<=heaptrack: $(verdict "${c4[@]}") | report/leaks/flame/timeline>=4x faster: $(verdict "${c5[@]}") | report RSS<=heaptrack_print: $(verdict "${c6[@]}")"
+    echo "targets: full<=3x (a,b): $(verdict "${c1[@]}") | full<=1.3x (c,d): $(verdict "${c2[@]}") | sampled<=1.05x (all): $(verdict "${c3[@]}") | trace<=heaptrack: $(verdict "${c4[@]}") | report/leaks/flame/timeline>=4x faster: $(verdict "${c5[@]}"), on one core: $(verdict "${c7[@]}") | report RSS<=heaptrack_print: $(verdict "${c6[@]}")"
     inwl churn-1t && inwl churn-4t && inwl sqlite && inwl python || echo "(subset of workloads only: $WLS)"
 
     # ---- details
@@ -470,7 +493,7 @@ REP=$T/report.txt
     for wl in $WLS; do
         printf '  %-9s events=%s%s  trace bytes: hs-full=%s hs-sampled=%s heaptrack=%s\n' "$wl" "${EV_APPROX[$wl]:-}" "${EVENTS[$wl]:-n/a}" \
             "$(fsize "$T/hs-$wl.full" || echo n/a)" "$(fsize "$T/hs-$wl.sampled" || echo n/a)" "$(fsize "$(ht_file "$wl")" || echo n/a)"
-        for m in native full sampled heaptrack $HS_TOOLS htprint; do
+        for m in native full sampled heaptrack $HS_TOOLS htprint $HS_TOOLS1 htprint1; do
             printf '    %-9s %s%s\n' "$m" "${TIMES[$wl:$m]:-}" "${DEAD[$wl:$m]:+  [n/a: ${DEAD[$wl:$m]}]}"
         done
     done
