@@ -24,6 +24,11 @@ extern "C" {
  * even the reader could not be allocated, hs_reader_open() leaves *out NULL,
  * which hs_reader_error() and hs_reader_close() accept. The symbolizer
  * degrades instead: a name it has no memory for is left out.
+ *
+ * A reader is used by one thread at a time. Once events were asked for, a
+ * second thread of its own may be decoding ahead (hs_reader_next_block):
+ * a child made by fork() then cannot use the reader (the thread is not
+ * copied); it opens the trace again.
  */
 struct hs_reader;
 
