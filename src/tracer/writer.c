@@ -332,7 +332,8 @@ static void encode_event(const struct hs_thread *t, const struct hs_ev *e)
 		last_ns = ts;
 		last_ticks = e->ts;
 	}
-	/* hs_builder_event reads only the fields of the event's kind */
+	/* hs_builder_event reads only the fields of the event's kind (these three zeroed: the compiler cannot see that) */
+	ev.ptr = ev.size = ev.old_ptr = 0;
 	ev.time_ns = ts;
 	ev.tid = t->tid;
 	ev.fn = e->fn;
