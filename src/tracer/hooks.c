@@ -2,7 +2,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,10 +302,16 @@ static void wait_for_room(struct hs_thread *t, uint64_t slot, unsigned n)
 			continue;
 		}
 		hs_writer_wake();
-		if (++spins > 64)
-			sched_yield();
-		/* a child made by a raw clone() has no writer: stop instead of waiting forever */
-		if ((spins & 0xfffff) == 0 && getpid() != hs_g.pid) {
+		if (++spins > 64) {
+			uint32_t seen = atomic_load(&hs_g.room);
+			atomic_fetch_add(&hs_g.room_waiters, 1);
+			/* asked again after saying so: a writer that freed room in between saw the waiter */
+			if (slot + n - atomic_load(&t->tail) > HS_RING_EVENTS)
+				hs_writer_wait_room(seen);
+			atomic_fetch_sub(&hs_g.room_waiters, 1);
+		}
+		/* a child made by a raw clone() has no writer: stop instead of waiting forever (half a second of sleeps) */
+		if ((spins & 0xff) == 0 && getpid() != hs_g.pid) {
 			atomic_store(&hs_g.state, HS_INERT);
 			return;
 		}

@@ -386,6 +386,25 @@ static void encode_event(const struct hs_thread *t, const struct hs_ev *e)
  * taking its timestamp and publishing it for longer than the hold time; the
  * reader matches frees to allocations by time, so such a late event is safe.
  */
+/* After tails moved: threads asleep for room wake up (wait_for_room in hooks.c). */
+static void room_freed(void)
+{
+	/* the tails' stores before the waiters' count is read, as the waiters count before they read the tails */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&hs_g.room_waiters)) {
+		atomic_fetch_add(&hs_g.room, 1);
+		syscall(SYS_futex, &hs_g.room, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	}
+}
+
+/* A thread whose ring is full sleeps until the writer frees room (room then differs from seen), 2 ms at most. */
+void hs_writer_wait_room(uint32_t seen)
+{
+	struct timespec to = { 0, 2 * 1000 * 1000 };
+
+	syscall(SYS_futex, &hs_g.room, FUTEX_WAIT_PRIVATE, seen, &to, NULL, 0);
+}
+
 static uint64_t drain(int force)
 {
 	enum { MAXT = 256 };
@@ -442,6 +461,7 @@ static uint64_t drain(int force)
 				write_chunk();
 				for (int i = 0; i < k; i++)
 					atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
+				room_freed();
 			}
 		} while (pos[best] != end[best] && ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)].ts < next);
 	}
@@ -450,6 +470,7 @@ static uint64_t drain(int force)
 		if (end[i] - pos[i] > backlog)
 			backlog = end[i] - pos[i];
 	}
+	room_freed();
 	if (more_threads) {
 		uint64_t b = drain(force);
 		if (b > backlog)
