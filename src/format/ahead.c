@@ -291,7 +291,7 @@ static int apply(struct hs_reader *r, struct hs_block *b)
 		if (hs_reader_store_stack(r, b->stacks[i].id, b->stacks[i].parent, b->stacks[i].ip))
 			return hs_reader_no_memory(r, "the stack table");
 	for (; b->mods_applied < b->nmods; b->mods_applied++)
-		if (hs_reader_add_mod(r, b->mods[b->mods_applied]))
+		if (hs_reader_add_module(r, b->mods[b->mods_applied]))
 			return hs_reader_no_memory(r, "a module");
 	for (size_t i = 0; i < b->nfix; i++) {
 		struct hs_event *ev = &b->ev[b->fix[i].i];

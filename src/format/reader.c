@@ -281,7 +281,7 @@ void hs_reader_free_module(struct hs_module *m)
 	free(m);
 }
 
-int hs_reader_add_mod(struct hs_reader *r, struct hs_module *m)
+int hs_reader_add_module(struct hs_reader *r, struct hs_module *m)
 {
 	if (r->nmods == r->mods_cap) {
 		size_t cap = r->mods_cap ? r->mods_cap * 2 : 64;
@@ -334,7 +334,7 @@ static int add_module(struct hs_reader *r, struct hs_event *ev)
 	m->build_id_len = idlen;
 	m->load_time_ns = t;
 	/* decoding ahead: the module goes with its block, into the consumer's list */
-	if (!m->path || !m->build_id || (r->ho ? hs_block_module(r->ho, m) : hs_reader_add_mod(r, m))) {
+	if (!m->path || !m->build_id || (r->ho ? hs_block_module(r->ho, m) : hs_reader_add_module(r, m))) {
 		hs_reader_free_module(m);
 		return -ENOMEM;
 	}
