@@ -19,10 +19,14 @@
  * costs the pass nothing but the events' way from one core's cache to the
  * other's. The thread decodes straight into the block the consumer gets
  * (no copy on either side: a compact form and its expansion cost more than
- * they saved). Blocks are large enough that handing one over is rare.
+ * they saved). Blocks are large enough that handing one over is rare, and
+ * together (3.5 MiB) larger than a core's second-level cache: by the time
+ * the thread writes a block again, its lines have left the consumer's
+ * cache, and writing them no longer waits to take them back from the other
+ * core (6 blocks: report on 10M pairs 0.29 s; 12: 0.22 s).
  */
 #define BLOCK_EVENTS 2048
-#define BLOCKS 6
+#define BLOCKS 12
 /* pauses the consumer waits for a block before it sleeps: a block takes tens of microseconds, a wake-up as long */
 #define SPINS 4000
 
