@@ -174,14 +174,15 @@ round_wl() {
     # Analysis: heapscope report vs heaptrack_print, on this round's traces.
     WENV=()
     if [ $HAVE_HS = 1 ] && [ -z "${DEAD[$wl:full]:-}" ] && [ -s "$T/hs-$wl.full" ]; then
-        run_step "$wl" hsreport "$T/log-$wl-hsreport" -- "$HS" report "$T/hs-$wl.full"
-        run_step "$wl" hsleaks "$T/log-$wl-hsleaks" -- "$HS" leaks "$T/hs-$wl.full"
-        run_step "$wl" hsflame "$T/log-$wl-hsflame" -- "$HS" flame --folded -o "$T/flame-$wl.folded" "$T/hs-$wl.full"
-        run_step "$wl" hstimeline "$T/log-$wl-hstimeline" -- "$HS" timeline -o "$T/timeline-$wl.svg" "$T/hs-$wl.full"
-        run_step "$wl" hsreport1 "$T/log-$wl-hsreport1" -- "${ONE[@]}" "$HS" report "$T/hs-$wl.full"
-        run_step "$wl" hsleaks1 "$T/log-$wl-hsleaks1" -- "${ONE[@]}" "$HS" leaks "$T/hs-$wl.full"
-        run_step "$wl" hsflame1 "$T/log-$wl-hsflame1" -- "${ONE[@]}" "$HS" flame --folded -o "$T/flame-$wl.folded" "$T/hs-$wl.full"
-        run_step "$wl" hstimeline1 "$T/log-$wl-hstimeline1" -- "${ONE[@]}" "$HS" timeline -o "$T/timeline-$wl.svg" "$T/hs-$wl.full"
+        local one pin
+        # as they run, then pinned to one core (suffix 1)
+        for one in "" 1; do
+            pin=(); [ -n "$one" ] && pin=("${ONE[@]}")
+            run_step "$wl" hsreport$one "$T/log-$wl-hsreport$one" -- "${pin[@]}" "$HS" report "$T/hs-$wl.full"
+            run_step "$wl" hsleaks$one "$T/log-$wl-hsleaks$one" -- "${pin[@]}" "$HS" leaks "$T/hs-$wl.full"
+            run_step "$wl" hsflame$one "$T/log-$wl-hsflame$one" -- "${pin[@]}" "$HS" flame --folded -o "$T/flame-$wl.folded" "$T/hs-$wl.full"
+            run_step "$wl" hstimeline$one "$T/log-$wl-hstimeline$one" -- "${pin[@]}" "$HS" timeline -o "$T/timeline-$wl.svg" "$T/hs-$wl.full"
+        done
     else
         for m in $HS_TOOLS $HS_TOOLS1; do DEAD[$wl:$m]=${DEAD[$wl:$m]:-"no heapscope trace"}; done
     fi
@@ -438,28 +439,24 @@ REP=$T/report.txt
     echo "  from 'heapscope report --json'$( [ ${#EV_APPROX[@]} -gt 0 ] && echo '; ~ = 2 x heaptrack alloc calls, heapscope n/a')); rep_s = 'heapscope report',"
     echo "  htprt_s = heaptrack_print (same workload), speedup = htprt_s/rep_s; RSS = max RSS of each."
     echo
-    echo "analysis commands on the full-mode trace, seconds (heaptrack_print's time / theirs):"
-    printf '%-13s %16s %16s %16s %16s\n' workload report leaks "flame --folded" timeline
-    for wl in $WLS; do
-        hp=$(med "$wl" htprint)
-        row=()
-        for m in $HS_TOOLS; do
-            t=$(med "$wl" "$m")
-            row+=("$(fmt_s "$t") ($(xfmt "$(pmed "$wl" htprint "$m")"))")
+    # analysis_table TOOLS HTPRINT: each tool's median seconds (HTPRINT's time / theirs) per workload
+    analysis_table() {
+        local m t row
+        printf '%-13s %16s %16s %16s %16s\n' workload report leaks "flame --folded" timeline
+        for wl in $WLS; do
+            row=()
+            for m in $1; do
+                t=$(med "$wl" "$m")
+                row+=("$(fmt_s "$t") ($(xfmt "$(pmed "$wl" "$2" "$m")"))")
+            done
+            printf '%-13s %16s %16s %16s %16s\n' "${WL_LABEL[$wl]}" "${row[@]}"
         done
-        printf '%-13s %16s %16s %16s %16s\n' "${WL_LABEL[$wl]}" "${row[@]}"
-    done
+    }
+    echo "analysis commands on the full-mode trace, seconds (heaptrack_print's time / theirs):"
+    analysis_table "$HS_TOOLS" htprint
     echo
     echo "the same on one core ($ONE_HOW; heaptrack_print too), seconds (heaptrack_print's time / theirs):"
-    printf '%-13s %16s %16s %16s %16s\n' workload report leaks "flame --folded" timeline
-    for wl in $WLS; do
-        row=()
-        for m in $HS_TOOLS1; do
-            t=$(med "$wl" "$m")
-            row+=("$(fmt_s "$t") ($(xfmt "$(pmed "$wl" htprint1 "$m")"))")
-        done
-        printf '%-13s %16s %16s %16s %16s\n' "${WL_LABEL[$wl]}" "${row[@]}"
-    done
+    analysis_table "$HS_TOOLS1" htprint1
 
     # ---- targets
     verdict() { # list of 0/1/"" -> MET / NOT MET / n/a

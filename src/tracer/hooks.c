@@ -475,16 +475,25 @@ void hs_stamps_reset(void)
 		memset((void *)own, 0, OWN_SLOTS * sizeof(*own));
 }
 
-/* t's first stamps: it becomes the one thread, or ends the time there was one. */
+/* t's first stamps: 1 when it is the one thread; else the time there was one ends. */
 __attribute__((noinline, cold)) static int solo_claim(struct hs_thread *t)
 {
 	uint64_t expected = 0;
 
-	if (t->tag && atomic_compare_exchange_strong(&solo_tag, &expected, t->tag))
+	if (t->tag && (atomic_compare_exchange_strong(&solo_tag, &expected, t->tag) || expected == t->tag))
 		return 1;
-	if (expected != t->tag || !t->tag)
-		atomic_store(&solo_tag, SOLO_MANY);
-	return expected == t->tag && t->tag;
+	atomic_store(&solo_tag, SOLO_MANY);
+	return 0;
+}
+
+/* A stamp without the fence, kept from going back in t's own order. */
+static inline uint64_t unfenced(struct hs_thread *t)
+{
+	uint64_t ts = hs_use_tsc ? __rdtsc() : hs_now_ns();
+
+	if (ts < t->last_ts)
+		ts = t->last_ts;
+	return t->last_ts = ts;
 }
 
 /* The stamp of t's event on p (freed: a free); the slot then names this event. */
@@ -493,13 +502,8 @@ static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
 	_Atomic uint64_t *slot;
 	uint64_t key, ts, solo = atomic_load_explicit(&solo_tag, memory_order_relaxed);
 
-	if (likely(solo == t->tag && solo) || (solo != SOLO_MANY && solo_claim(t))) {
-		ts = hs_use_tsc ? __rdtsc() : hs_now_ns();
-		if (ts < t->last_ts)
-			ts = t->last_ts;
-		t->last_ts = ts;
-		return ts;
-	}
+	if (likely(solo == t->tag && solo) || (solo != SOLO_MANY && solo_claim(t)))
+		return unfenced(t);
 	if (!own)
 		return hs_ticks();
 	/*
@@ -512,14 +516,10 @@ static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
 	 */
 	slot = &own[((p >> 4) + ((p >> 26) * 0x9e3779b97f4a7c15ull >> 44)) & (OWN_SLOTS - 1)];
 	key = (t->tag && !(p >> OWN_TAG_SHIFT)) ? p | t->tag : 0;
-	if (key && atomic_load_explicit(slot, memory_order_relaxed) == (key | (freed ^ OWN_FREED)) && hs_use_tsc) {
-		ts = __rdtsc();
-		if (ts < t->last_ts)
-			ts = t->last_ts;
-	} else {
-		ts = hs_ticks();
-	}
-	t->last_ts = ts;
+	if (key && atomic_load_explicit(slot, memory_order_relaxed) == (key | (freed ^ OWN_FREED)))
+		ts = unfenced(t);
+	else
+		ts = t->last_ts = hs_ticks();
 	atomic_store_explicit(slot, key ? key | freed : 0, memory_order_relaxed);
 	return ts;
 }

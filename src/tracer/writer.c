@@ -379,16 +379,11 @@ static void encode_event(const struct hs_thread *t, const struct hs_ev *e)
 	hs_builder_event(chunk, &ev);
 }
 
-/*
- * One pass: events of every thread older than the watermark, merged by time.
- * Each ring is already in time order, so a k-way merge gives a globally
- * ordered stream except for an event whose thread was preempted between
- * taking its timestamp and publishing it for longer than the hold time; the
- * reader matches frees to allocations by time, so such a late event is safe.
- */
-/* After tails moved: threads asleep for room wake up (wait_for_room in hooks.c). */
-static void room_freed(void)
+/* The rings' tails move to pos, and threads asleep for room wake up (wait_for_room in hooks.c). */
+static void give_room(struct hs_thread *const *ts, const uint64_t *pos, int k)
 {
+	for (int i = 0; i < k; i++)
+		atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
 	/* the tails' stores before the waiters' count is read, as the waiters count before they read the tails */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&hs_g.room_waiters)) {
@@ -405,6 +400,13 @@ void hs_writer_wait_room(uint32_t seen)
 	syscall(SYS_futex, &hs_g.room, FUTEX_WAIT_PRIVATE, seen, &to, NULL, 0);
 }
 
+/*
+ * One pass: events of every thread older than the watermark, merged by time.
+ * Each ring is already in time order, so a k-way merge gives a globally
+ * ordered stream except for an event whose thread was preempted between
+ * taking its timestamp and publishing it for longer than the hold time; the
+ * reader matches frees to allocations by time, so such a late event is safe.
+ */
 static uint64_t drain(int force)
 {
 	enum { MAXT = 256 };
@@ -459,18 +461,14 @@ static uint64_t drain(int force)
 			pos[best] += 1u + e->ext;
 			if (hs_builder_size(chunk) >= HS_CHUNK_IN_PASS) {
 				write_chunk();
-				for (int i = 0; i < k; i++)
-					atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
-				room_freed();
+				give_room(ts, pos, k);
 			}
 		} while (pos[best] != end[best] && ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)].ts < next);
 	}
-	for (int i = 0; i < k; i++) {
-		atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
+	give_room(ts, pos, k);
+	for (int i = 0; i < k; i++)
 		if (end[i] - pos[i] > backlog)
 			backlog = end[i] - pos[i];
-	}
-	room_freed();
 	if (more_threads) {
 		uint64_t b = drain(force);
 		if (b > backlog)
