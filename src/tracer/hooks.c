@@ -60,18 +60,30 @@ static struct {
 static char boot_buf[64 << 10] __attribute__((aligned(64)));
 static size_t boot_used;
 static _Atomic int resolving;
+/*
+ * Every block handed out (at least 64 bytes each, so 1024 at most): the
+ * sampled-mode free asks only the sampled set, which then holds these too.
+ */
+#define BOOT_MAX (sizeof(boot_buf) / 64)
+static void *boot_list[BOOT_MAX];
+static _Atomic unsigned boot_n;
 
 static void *boot_alloc(size_t n)
 {
-	size_t off = __atomic_fetch_add(&boot_used, (n + 63) & ~(size_t)63, __ATOMIC_RELAXED);
+	size_t off = __atomic_fetch_add(&boot_used, n ? (n + 63) & ~(size_t)63 : 64, __ATOMIC_RELAXED);
+	unsigned i;
+
 	if (off + n > sizeof(boot_buf))
 		return NULL;
+	i = atomic_fetch_add(&boot_n, 1);
+	if (i < BOOT_MAX)
+		boot_list[i] = boot_buf + off;
 	return boot_buf + off;
 }
 
 static int is_boot(const void *p)
 {
-	return (const char *)p >= boot_buf && (const char *)p < boot_buf + sizeof(boot_buf);
+	return (uintptr_t)p - (uintptr_t)boot_buf < sizeof(boot_buf);
 }
 
 #define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
@@ -117,6 +129,12 @@ static inline int ensure_ready(void)
 	return 1;
 }
 
+/* hs_init() before tracing starts: the hot hooks take "active" to mean the real functions are known. */
+void hs_hooks_resolve(void)
+{
+	ensure_ready();
+}
+
 /*
  * Sampled mode: the set of sampled live blocks, so that their frees are
  * recorded. Every free asks it, so the question is answered from a bitmap
@@ -139,8 +157,43 @@ struct sset {
 	_Atomic uintptr_t slot[];
 };
 
-static struct sset *_Atomic sampled_set;
+/*
+ * Tables of one slot that the hooks find in place of a real one, so that a
+ * free asks one question in either mode: in full mode every home is taken
+ * (every free goes the recorded way), in sampled mode before the first
+ * sample none is. Their one slot stays empty; set_insert() replaces them.
+ */
+static _Atomic uint64_t home_all = ~0ull, home_none;
+static union {
+	struct sset s;
+	char room[sizeof(struct sset) + sizeof(uintptr_t)];
+} set_all = { .s = { .home = &home_all } }, set_none = { .s = { .home = &home_none } };
+
+static struct sset *_Atomic sampled_set = &set_all.s;
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+static void set_insert(uintptr_t p);
+
+/*
+ * Before each start, while no hook records (not active): sampled mode
+ * starts from an empty set, since the blocks sampled for an earlier trace
+ * (or by the parent of a forked child) are not in this one. The boot
+ * blocks go in, so that their frees leave the fast path. A forked child
+ * is alone: a lock some other thread held at the fork is gone with it.
+ */
+void hs_hooks_configure(int forked)
+{
+	unsigned n = atomic_load(&boot_n);
+
+	if (forked)
+		pthread_mutex_init(&set_lock, NULL);
+	if (!hs_g.cfg.sample_bytes) {
+		atomic_store_explicit(&sampled_set, &set_all.s, memory_order_release);
+		return;
+	}
+	atomic_store_explicit(&sampled_set, &set_none.s, memory_order_release);
+	for (unsigned i = 0; i < n && i < BOOT_MAX; i++)
+		set_insert((uintptr_t)boot_list[i]);
+}
 
 static inline size_t set_hash(const struct sset *s, uintptr_t p)
 {
@@ -208,8 +261,6 @@ static void set_insert(uintptr_t p)
 
 static _Atomic uintptr_t *set_find(struct sset *s, uintptr_t p)
 {
-	if (!s)
-		return NULL;
 	for (size_t i = set_hash(s, p);; i = (i + 1) & s->mask) {
 		uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_acquire);
 		if (v == 0)
@@ -257,12 +308,16 @@ static int set_remove_slow(uintptr_t p)
 	return slot != NULL;
 }
 
-/* Every free asks: the usual answer (no live entry has its home slot) from the bitmap, without a call. */
+/*
+ * Every free asks, and only while tracing (the table is in place): the
+ * usual answer (no live entry has its home slot) from the bitmap, without
+ * a call. Always yes in full mode.
+ */
 static inline int set_may_hold(uintptr_t p)
 {
 	struct sset *s = atomic_load_explicit(&sampled_set, memory_order_acquire);
 
-	return s && set_home_taken(s, set_hash(s, p));
+	return set_home_taken(s, set_hash(s, p));
 }
 
 static inline int set_remove(uintptr_t p)
@@ -389,23 +444,21 @@ static inline struct hs_thread *tracing_thread(void)
 }
 
 /*
- * The hot hooks' first question, with each load done once: 1 record (or
- * count) through *tp, 0 just forward, -1 take the cold path (the real
- * functions not found yet, or the thread's first event while tracing).
+ * The hot hooks' one question: the thread's state, NULL for the cold path
+ * (the real functions not found yet, the thread's first event, tracer code
+ * running, or no tracing). The state exists once tracing has started, so
+ * the real functions are known; whether tracing is still active is asked
+ * only by the paths that record (*_recorded), since counting the calls of
+ * an inactive tracer is harmless: start() sets the counts' base.
  */
-static inline int hook_thread(struct hs_thread **tp)
+static inline struct hs_thread *hook_thread(void)
 {
-	struct hs_thread *t;
+	return hs_tls_hook;
+}
 
-	if (unlikely(!real.free))
-		return -1;
-	if (atomic_load_explicit(&hs_g.state, memory_order_relaxed) != HS_ACTIVE)
-		return 0;
-	t = hs_tls_thread;
-	if (unlikely(!t))
-		return -1;
-	*tp = t;
-	return !t->internal;
+static inline int recording(void)
+{
+	return likely(atomic_load_explicit(&hs_g.state, memory_order_relaxed) == HS_ACTIVE);
 }
 
 static inline void count(struct hs_thread *t, int fn, uint64_t bytes)
@@ -594,7 +647,7 @@ __attribute__((noinline)) static void *malloc_recorded(struct hs_thread *t, size
 {
 	void *p = real.malloc(n);
 
-	if (p)
+	if (p && recording())
 		record_alloc_slow(t, HS_FN_MALLOC, p, n, NULL);
 	return p;
 }
@@ -616,16 +669,13 @@ __attribute__((noinline, cold)) static void *malloc_cold(size_t n)
 
 HS_EXPORT HS_TAIL_HOOK void *malloc(size_t n)
 {
-	struct hs_thread *t = NULL;
-	int k = hook_thread(&t);
+	struct hs_thread *t = hook_thread();
 
-	if (unlikely(k < 0))
+	if (unlikely(!t))
 		return malloc_cold(n);
-	if (k) {
-		count(t, HS_FN_MALLOC, n);
-		if (!sample_skips(t, n))
-			return malloc_recorded(t, n);
-	}
+	count(t, HS_FN_MALLOC, n);
+	if (!sample_skips(t, n))
+		return malloc_recorded(t, n);
 	return real.malloc(n);
 }
 
@@ -639,7 +689,10 @@ static void note_free(struct hs_thread *t, void *p)
 /* The recorded part of free, out of line: the usual sampled-mode free then needs no stack frame. */
 __attribute__((noinline)) static void free_recorded(struct hs_thread *t, void *p)
 {
-	note_free(t, p);
+	if (unlikely(is_boot(p)))
+		return;
+	if (recording())
+		note_free(t, p);
 	real.free(p);
 }
 
@@ -647,11 +700,11 @@ __attribute__((noinline, cold)) static void free_cold(void *p)
 {
 	struct hs_thread *t;
 
-	if (!ensure_ready())
+	if (is_boot(p) || !ensure_ready())
 		return;
 	if (p && (t = tracing_thread()) != NULL) {
 		hs_local_add(&t->calls[HS_FN_FREE], 1);
-		if (!hs_g.cfg.sample_bytes || set_may_hold((uintptr_t)p)) {
+		if (set_may_hold((uintptr_t)p)) {
 			free_recorded(t, p);
 			return;
 		}
@@ -659,20 +712,18 @@ __attribute__((noinline, cold)) static void free_cold(void *p)
 	real.free(p);
 }
 
+/* A boot block takes the cold path, or the recorded one (full mode; sampled mode has it in its set). */
 HS_EXPORT HS_TAIL_HOOK void free(void *p)
 {
-	struct hs_thread *t = NULL;
-	int k;
+	struct hs_thread *t = hook_thread();
 
-	if (unlikely(is_boot(p)))
-		return;
-	if (unlikely((k = hook_thread(&t)) < 0)) {
+	if (unlikely(!t)) {
 		free_cold(p);
 		return;
 	}
-	if (p && k) {
+	if (p) {
 		hs_local_add(&t->calls[HS_FN_FREE], 1);
-		if (!hs_g.cfg.sample_bytes || set_may_hold((uintptr_t)p)) {
+		if (set_may_hold((uintptr_t)p)) {
 			free_recorded(t, p);
 			return;
 		}
@@ -684,7 +735,7 @@ __attribute__((noinline)) static void *calloc_recorded(struct hs_thread *t, size
 {
 	void *p = real.calloc(n, size);
 
-	if (p)
+	if (p && recording())
 		record_alloc_slow(t, HS_FN_CALLOC, p, n * size, NULL);
 	return p;
 }
@@ -708,17 +759,14 @@ __attribute__((noinline, cold)) static void *calloc_cold(size_t n, size_t size)
 
 HS_EXPORT HS_TAIL_HOOK void *calloc(size_t n, size_t size)
 {
-	struct hs_thread *t = NULL;
-	int k = hook_thread(&t);
+	struct hs_thread *t = hook_thread();
 
-	if (unlikely(k < 0))
+	if (unlikely(!t))
 		return calloc_cold(n, size);
-	if (k) {
-		count(t, HS_FN_CALLOC, (uint64_t)n * size);
-		/* an overflowing n * size fails in the real calloc: never sampled */
-		if (!(size && n > SIZE_MAX / size) && !sample_skips(t, n * size))
-			return calloc_recorded(t, n, size);
-	}
+	count(t, HS_FN_CALLOC, (uint64_t)n * size);
+	/* an overflowing n * size fails in the real calloc: never sampled */
+	if (!(size && n > SIZE_MAX / size) && !sample_skips(t, n * size))
+		return calloc_recorded(t, n, size);
 	return real.calloc(n, size);
 }
 
@@ -1227,7 +1275,7 @@ static void cxx_delete_begin(void *p)
 
 	if (p && (t = tracing_thread()) != NULL) {
 		hs_local_add(&t->calls[HS_FN_FREE], 1);
-		if (!hs_g.cfg.sample_bytes || set_may_hold((uintptr_t)p))
+		if (set_may_hold((uintptr_t)p))
 			note_free(t, p);
 	}
 }

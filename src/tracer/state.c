@@ -20,6 +20,7 @@ struct hs_global hs_g = {
 };
 
 __thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec")));
+__thread struct hs_thread *hs_tls_hook __attribute__((tls_model("initial-exec")));
 static __thread int tls_gone __attribute__((tls_model("initial-exec")));
 static pthread_key_t thread_key;
 static uint64_t mono_base;
@@ -117,6 +118,7 @@ static void thread_dtor(void *arg)
 		return;
 	}
 	hs_tls_thread = NULL;
+	hs_tls_hook = NULL;
 	tls_gone = 1;
 	atomic_store(&t->dead, 1);
 }
@@ -152,6 +154,7 @@ struct hs_thread *hs_thread_create(void)
 		pthread_setspecific(thread_key, t);
 		hs_internal_leave(t, &old);
 	}
+	hs_tls_hook = t->internal ? NULL : t;
 	return t;
 }
 
@@ -285,8 +288,18 @@ static void thread_forget(struct hs_thread *t)
 	memset(t->cache, 0, sizeof(t->cache));
 	memset(t->walks, 0, sizeof(t->walks));
 	memset(t->walk_next, 0, sizeof(t->walk_next));
-	memset(t->calls, 0, sizeof(t->calls));
-	memset(t->bytes, 0, sizeof(t->bytes));
+}
+
+/* Just before tracing becomes active: the calls counted so far are not this trace's. */
+static void counts_rebase(void)
+{
+	pthread_mutex_lock(&hs_g.threads_lock);
+	for (struct hs_thread *t = hs_g.threads; t; t = t->next)
+		for (int i = 0; i < HS_FN_COUNT; i++) {
+			__atomic_store_n(&t->calls_base[i], __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+			__atomic_store_n(&t->bytes_base[i], __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+		}
+	pthread_mutex_unlock(&hs_g.threads_lock);
 }
 
 /*
@@ -340,6 +353,8 @@ static int start(const char *path)
 	/* before tracing: dlsym may allocate */
 	hs_signals_install();
 	hs_stamps_reset();
+	counts_rebase();
+	hs_hooks_configure(0);
 	atomic_store(&hs_g.state, HS_ACTIVE);
 	if (ctor_done && writer_start() < 0) {
 		hs_log("cannot start the writer thread; tracing disabled", NULL);
@@ -355,6 +370,7 @@ void hs_init(void)
 	int expected = HS_UNINIT;
 	const char *out;
 
+	hs_hooks_resolve();
 	if (!atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INITIALIZING))
 		return;
 	init_once();
@@ -466,6 +482,8 @@ static void fork_child(void)
 	hs_modules_scan();
 	hs_internal_leave(self, &old);
 	hs_stamps_reset();
+	counts_rebase();
+	hs_hooks_configure(1);
 	atomic_store(&hs_g.state, HS_ACTIVE);
 	writer_start();
 }

@@ -125,6 +125,8 @@ struct hs_thread {
 	uint64_t last_ts;           /* the thread's latest stamp: an unfenced one never goes below it */
 	uint64_t calls[HS_FN_COUNT];  /* owner adds with hs_local_add, the writer reads (__atomic_load_n) */
 	uint64_t bytes[HS_FN_COUNT];
+	/* calls and bytes when tracing last started: the hot hooks count even while it is not active */
+	uint64_t calls_base[HS_FN_COUNT], bytes_base[HS_FN_COUNT];
 	uintptr_t stack_lo, stack_hi;
 	struct hs_stack_slot cache[HS_STACK_CACHE];
 	struct hs_unwind_state uw;
@@ -177,6 +179,11 @@ extern struct hs_global hs_g;
 /* state.c */
 struct hs_thread *hs_thread_create(void);
 extern __thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec")));
+/*
+ * The same while the thread's calls are the program's, NULL while it is
+ * internal (or has no state yet): the hot hooks ask one word instead of two.
+ */
+extern __thread struct hs_thread *hs_tls_hook __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's state, created on its first event. */
 static inline struct hs_thread *hs_thread_get(void)
@@ -253,6 +260,8 @@ void hs_meta_reset(void);
 
 /* hooks.c */
 void hs_stamps_reset(void);
+void hs_hooks_resolve(void);
+void hs_hooks_configure(int forked);
 uint64_t hs_thread_tag(void);
 
 /* writer.c */

@@ -60,14 +60,16 @@ void hs_internal_enter(struct hs_thread *t, sigset_t *old)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, old);
-	if (t)
+	if (t) {
 		t->internal++;
+		hs_tls_hook = NULL;
+	}
 }
 
 void hs_internal_leave(struct hs_thread *t, const sigset_t *old)
 {
-	if (t)
-		t->internal--;
+	if (t && --t->internal == 0 && t == hs_tls_thread)
+		hs_tls_hook = t;
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 

@@ -279,8 +279,8 @@ static void emit_totals(void)
 	pthread_mutex_lock(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next)
 		for (int i = 0; i < HS_FN_COUNT; i++) {
-			calls[i] += __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED);
-			bytes[i] += __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED);
+			calls[i] += __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED) - __atomic_load_n(&t->calls_base[i], __ATOMIC_RELAXED);
+			bytes[i] += __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED) - __atomic_load_n(&t->bytes_base[i], __ATOMIC_RELAXED);
 		}
 	pthread_mutex_unlock(&hs_g.threads_lock);
 	*p++ = HS_REC_TOTALS;
@@ -486,8 +486,8 @@ static void reap(void)
 		if (atomic_load(&t->dead) &&
 		    atomic_load(&t->head) == atomic_load(&t->tail)) {
 			for (int i = 0; i < HS_FN_COUNT; i++) {
-				atomic_fetch_add(&hs_g.folded_calls[i], __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED));
-				atomic_fetch_add(&hs_g.folded_bytes[i], __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED));
+				atomic_fetch_add(&hs_g.folded_calls[i], t->calls[i] - t->calls_base[i]);
+				atomic_fetch_add(&hs_g.folded_bytes[i], t->bytes[i] - t->bytes_base[i]);
 			}
 			*pp = t->next;
 			hs_unmap(t, sizeof(*t));
@@ -574,8 +574,10 @@ static void *writer_main(void *arg)
 	uint64_t next_tick = 0;
 
 	(void)arg;
-	if (self)
+	if (self) {
 		self->internal++;
+		hs_tls_hook = NULL;
+	}
 	while (!atomic_load(&hs_g.writer_stop)) {
 		struct timespec to = { 0, 0 };
 		uint64_t now = hs_now_ns(), backlog;

@@ -28,10 +28,13 @@ __attribute__((noinline)) static void between(void)
 		free(malloc(32));
 }
 
+/* also frees 50 blocks of the first trace, which this one never saw allocated */
 __attribute__((noinline)) static void second_trace(void)
 {
 	for (int i = 300; i < 340; i++)
 		keep[i] = calloc(1, 128);
+	for (int i = 100; i < 150; i++)
+		free(keep[i]);
 }
 
 int main(int argc, char **argv)
