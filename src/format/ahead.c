@@ -211,6 +211,7 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	to->chunk_no = from->chunk_no;
 	memcpy(to->predict, from->predict, sizeof(to->predict));
 	to->pred = NULL;
+	to->freed = from->freed;
 	to->nstacks = from->nstacks;
 	memcpy(to->calls, from->calls, sizeof(to->calls));
 	memcpy(to->bytes, from->bytes, sizeof(to->bytes));

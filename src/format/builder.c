@@ -133,25 +133,25 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 		put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
 		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
 		cls = hs_size_class(ev->size);
-		predicted = hs_predict_alloc(pr, cls);
+		predicted = hs_predict_alloc(pr, cls, 1);
 		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
 		put(b, HS_STREAM_SIZE, ev->size);
 		put(b, HS_STREAM_STACK, ev->stack);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY)
-			put_s(b, HS_STREAM_PTR, (int64_t)(ev->old_ptr - ev->ptr));
+			put(b, HS_STREAM_PTR, hs_realloc_old_code(ev->old_ptr, ev->ptr, pr->last));
 		pr->cls[cls] = ev->ptr;
 		pr->last = ev->ptr;
-		hs_recent_push(pr, ev->ptr);
+		hs_recent_push(pr, ev->ptr, cls);
 		break;
 	case HS_EVENT_FREE: {
 		int i = -1;
 		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
-		if (ev->fn != HS_FN_REALLOC && ev->fn != HS_FN_REALLOCARRAY)
-			i = hs_recent_find(pr, ev->ptr);
+		i = hs_recent_find(pr, ev->ptr);
 		if (i >= 0) {
-			put_type(b, HS_REC_FREE_RECENT);
+			put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_RECENT_REALLOC :
+				    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_RECENT_REALLOCARRAY : HS_REC_FREE_RECENT);
 			put(b, HS_STREAM_PTR, (uint64_t)i);
-			hs_recent_take(pr, (uint32_t)i);
+			hs_recent_take(pr, (uint32_t)i, 1);
 		} else {
 			put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :
 				    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_REALLOCARRAY : HS_REC_FREE);

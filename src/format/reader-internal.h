@@ -29,6 +29,7 @@ struct hs_reader {
 	uint32_t chunk_no;
 	struct hs_predict predict[HS_PREDICT_SLOTS];
 	struct hs_predict *pred;   /* the current thread's, in this chunk; NULL: look it up */
+	int freed;                 /* the file predicts addresses from the freed list (3.0) */
 
 	uint32_t *stack_parent;
 	uint64_t *stack_ip;

@@ -97,6 +97,7 @@ static int read_header(struct hs_reader *r)
 			    "little-endian machine", r->path);
 	r->info.version_major = hs_get_u16(h + 12);
 	r->info.version_minor = hs_get_u16(h + 14);
+	r->freed = r->info.version_major >= HS_VERSION_FREED;
 	if (r->info.version_major < HS_VERSION_MAJOR_OLDEST || r->info.version_major > HS_VERSION_MAJOR)
 		return fail(r, -EINVAL, "'%s' is format version %u.%u (offset 12); this heapscope reads %d.x to %d.x: "
 			    "read it with the heapscope that wrote it", r->path, r->info.version_major,
@@ -410,27 +411,30 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		ev->stack = (uint32_t)v;
 		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 		cls = hs_size_class(ev->size);
-		predicted = hs_predict_alloc(pr, cls);
+		predicted = hs_predict_alloc(pr, cls, r->freed);
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY) {
 			GETS(HS_STREAM_PTR, a);
-			ev->old_ptr = ev->ptr + (uint64_t)hs_unzigzag(a);
+			ev->old_ptr = r->freed ? hs_realloc_old(a, ev->ptr, pr->last) : ev->ptr + (uint64_t)hs_unzigzag(a);
 		}
 		pr->cls[cls] = ev->ptr;
 		pr->last = ev->ptr;
-		hs_recent_push(pr, ev->ptr);
+		hs_recent_push(pr, ev->ptr, cls);
 	} else {
 		switch (type) {
 		case HS_REC_FREE_RECENT:
+		case HS_REC_FREE_RECENT_REALLOC:
+		case HS_REC_FREE_RECENT_REALLOCARRAY:
 			ev->kind = HS_EVENT_FREE;
-			ev->fn = HS_FN_FREE;
+			ev->fn = type == HS_REC_FREE_RECENT ? HS_FN_FREE : type == HS_REC_FREE_RECENT_REALLOC ? HS_FN_REALLOC :
+			         HS_FN_REALLOCARRAY;
 			GETS(HS_STREAM_PTR, a);
 			pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 			if (a >= pr->nrecent)
 				return fail(r, -EINVAL, "'%s' is corrupt: a free names recent allocation %llu of %u at byte %zu "
 					    "of the chunk at offset %llu", r->path, (unsigned long long)a, pr->nrecent,
 					    (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf), (unsigned long long)r->chunk_off);
-			ev->ptr = hs_recent_take(pr, (uint32_t)a);
+			ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
 			pr->last = ev->ptr;
 			break;
 		case HS_REC_FREE:
@@ -509,7 +513,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 	int rc;
 
 	/* allocations and frees are most records: they set their own fields, the rest start from zero */
-	if (type >= HS_REC_ALLOC && type <= HS_REC_FREE_RECENT) {
+	if (type >= HS_REC_ALLOC && type <= HS_REC_FREE_RECENT_REALLOCARRAY) {
 		ev->old_ptr = 0;
 		ev->size = 0;
 		ev->stack = 0;
@@ -690,23 +694,24 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		r->sp[HS_STREAM_STACK] = pk;
 		pr = current_predict(r);
 		cls = hs_size_class(size);
-		predicted = hs_predict_alloc(pr, cls);
+		predicted = hs_predict_alloc(pr, cls, r->freed);
 		ev->kind = HS_EVENT_ALLOC;
 		ev->fn = (int)(type - HS_REC_ALLOC);
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 		pr->cls[cls] = ev->ptr;
-		hs_recent_push(pr, ev->ptr);
-	} else if (type == HS_REC_FREE_RECENT) {
+		hs_recent_push(pr, ev->ptr, cls);
+	} else if (type >= HS_REC_FREE_RECENT && type <= HS_REC_FREE_RECENT_REALLOCARRAY) {
 		a = fast_varint(&pp, &bad);
 		t = fast_varint(&pt, &bad);
 		pr = current_predict(r);
 		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME] || a >= pr->nrecent)
 			return 0;
 		ev->kind = HS_EVENT_FREE;
-		ev->fn = HS_FN_FREE;
-		ev->ptr = hs_recent_take(pr, (uint32_t)a);
+		ev->fn = type == HS_REC_FREE_RECENT ? HS_FN_FREE : type == HS_REC_FREE_RECENT_REALLOC ? HS_FN_REALLOC :
+		         HS_FN_REALLOCARRAY;
+		ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
 		ev->size = 0;
 		ev->stack = 0;
 	} else if (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY) {

@@ -11,10 +11,15 @@
 #define HS_MAGIC "\x89HST\r\n\x1a\n"
 #define HS_MAGIC_LEN 8
 #define HS_BYTE_ORDER_MARK 0x01020304u
-/* 2.0 added FREE_RECENT, which no 1.x reader may skip; readers still take 1.x */
-#define HS_VERSION_MAJOR 2
-#define HS_VERSION_MINOR 1
+/*
+ * 2.0 added FREE_RECENT, which no 1.x reader may skip; 3.0 predicts an
+ * allocation's address from the thread's recent frees first, which a 2.x
+ * reader would decode into wrong addresses. Readers still take 1.x and 2.x.
+ */
+#define HS_VERSION_MAJOR 3
+#define HS_VERSION_MINOR 0
 #define HS_VERSION_MAJOR_OLDEST 1
+#define HS_VERSION_FREED 3   /* the first major version with the freed list */
 
 #define HS_FILE_HEADER_SIZE 56
 #define HS_FLAG_SAMPLED 0x1u
@@ -73,6 +78,8 @@ enum hs_record_type {
 	HS_REC_FREE_REALLOC = 0x1a,  /* the same, for the block a realloc released */
 	HS_REC_FREE_REALLOCARRAY = 0x1b,
 	HS_REC_FREE_RECENT = 0x1c,   /* time, ptr: i, the thread's i-th latest allocation of the chunk still in its list */
+	HS_REC_FREE_RECENT_REALLOC = 0x1d,      /* 3.0: the same, for the block a realloc released */
+	HS_REC_FREE_RECENT_REALLOCARRAY = 0x1e, /* 3.0: ... a reallocarray */
 	HS_REC_MMAP = 0x20,          /* time, misc: addr, len, prot, flags; stack */
 	HS_REC_MUNMAP = 0x21,        /* time, misc: addr, len */
 	HS_REC_MREMAP = 0x22,        /* time, misc: old_addr, old_len, new_addr, new_len; stack */
@@ -110,12 +117,25 @@ static inline unsigned hs_size_class(uint64_t size)
  */
 #define HS_PREDICT_SLOTS 16
 #define HS_RECENT 16      /* the recent-allocations list of FREE_RECENT */
+#define HS_FREED 128      /* the freed list (3.0): the blocks of the latest FREE_RECENTs */
+/*
+ * The classes the freed list serves: sizes up to 4072 bytes. glibc's
+ * stacks of freed blocks stop at 1032 (its per-thread cache) and the
+ * list's own state stays within a few KiB, in the writer's L1 with the
+ * other threads' slots.
+ */
+#define HS_FREED_CLASSES 256
 struct hs_predict {
 	uint32_t tid;
 	uint32_t chunk;   /* chunk number (from 1) this state belongs to */
 	uint64_t last;
 	uint32_t rhead, nrecent;          /* recent[rhead]: the latest; a ring */
+	uint32_t nfreed;                  /* FREE_RECENTs of the slot in the chunk: the latest is number nfreed */
 	uint64_t recent[HS_RECENT];
+	uint16_t recent_cls[HS_RECENT];   /* the size class of each */
+	uint32_t freed_head[HS_FREED_CLASSES]; /* per class, its latest FREE_RECENT not taken yet (0: none) */
+	uint64_t freed[HS_FREED];         /* the block of FREE_RECENT number n, at n % HS_FREED */
+	uint32_t freed_prev[HS_FREED];    /* the number of the one before it in its class (0: none) */
 	uint64_t cls[HS_SIZE_CLASSES];
 };
 
@@ -125,18 +145,69 @@ static inline struct hs_predict *hs_predict_for(struct hs_predict *slots, uint32
 
 	if (p->chunk != chunk || p->tid != tid) {
 		memset(p->cls, 0, sizeof(p->cls));
+		memset(p->freed_head, 0, sizeof(p->freed_head));
 		p->last = 0;
 		p->nrecent = 0;
+		p->nfreed = 0;
 		p->tid = tid;
 		p->chunk = chunk;
 	}
 	return p;
 }
 
-/* Where an allocation of size class cls is expected: the class's last block, else the thread's last address. */
-static inline uint64_t hs_predict_alloc(const struct hs_predict *p, unsigned cls)
+/*
+ * Where an allocation of size class cls is expected. From 3.0 (freed != 0):
+ * glibc hands back the block freed last in the class (its per-thread cache
+ * and fast bins are stacks), so first the latest block of the class among
+ * the thread's latest HS_FREED FREE_RECENTs that no allocation took yet;
+ * the allocation takes it, right or wrong. Then the class's last block,
+ * else the thread's last address.
+ */
+static inline uint64_t hs_predict_alloc(struct hs_predict *p, unsigned cls, int freed)
 {
+	if (freed && cls < HS_FREED_CLASSES) {
+		uint32_t n = p->freed_head[cls];
+		/* numbers up to nfreed - HS_FREED were written over */
+		if (n && n + HS_FREED > p->nfreed) {
+			p->freed_head[cls] = p->freed_prev[n & (HS_FREED - 1)];
+			return p->freed[n & (HS_FREED - 1)];
+		}
+	}
 	return p->cls[cls] ? p->cls[cls] : p->last;
+}
+
+/*
+ * A realloc's old address (3.0): 0, the block stayed where it was; 1, the
+ * thread's previous address, which the FREE by realloc of a moved block has
+ * just set; else 2 + zigzag(old - new).
+ */
+static inline uint64_t hs_realloc_old_code(uint64_t old, uint64_t ptr, uint64_t last)
+{
+	if (old == ptr)
+		return 0;
+	if (old == last)
+		return 1;
+	return 2 + (((old - ptr) << 1) ^ (uint64_t)((int64_t)(old - ptr) >> 63));
+}
+
+static inline uint64_t hs_realloc_old(uint64_t code, uint64_t ptr, uint64_t last)
+{
+	if (code < 2)
+		return code ? last : ptr;
+	code -= 2;
+	return ptr + ((code >> 1) ^ (0 - (code & 1)));
+}
+
+/* A FREE_RECENT's block of size class cls enters the freed list (3.0); it is numbered whatever its class. */
+static inline void hs_freed_push(struct hs_predict *p, uint64_t ptr, unsigned cls)
+{
+	uint32_t n = ++p->nfreed, i = n & (HS_FREED - 1);
+
+	if (cls >= HS_FREED_CLASSES)
+		return;
+	p->freed[i] = ptr;
+	p->freed_prev[i] = p->freed_head[cls];
+	p->freed_head[cls] = n;
 }
 
 /*
@@ -145,10 +216,11 @@ static inline uint64_t hs_predict_alloc(const struct hs_predict *p, unsigned cls
  * place in this list rather than by an address, which compresses far
  * better. Every ALLOC enters it; FREE_RECENT takes its block out.
  */
-static inline void hs_recent_push(struct hs_predict *p, uint64_t ptr)
+static inline void hs_recent_push(struct hs_predict *p, uint64_t ptr, unsigned cls)
 {
 	p->rhead = (p->rhead - 1) & (HS_RECENT - 1);
 	p->recent[p->rhead] = ptr;
+	p->recent_cls[p->rhead] = (uint16_t)cls;
 	if (p->nrecent < HS_RECENT)
 		p->nrecent++;
 }
@@ -162,15 +234,20 @@ static inline int hs_recent_find(const struct hs_predict *p, uint64_t ptr)
 	return -1;
 }
 
-/* Takes out the entry at place i < nrecent: the later ones move up. */
-static inline uint64_t hs_recent_take(struct hs_predict *p, uint32_t i)
+/* Takes out the entry at place i < nrecent (the later ones move up); from 3.0 (freed != 0) into the freed list. */
+static inline uint64_t hs_recent_take(struct hs_predict *p, uint32_t i, int freed)
 {
 	uint64_t v = p->recent[(p->rhead + i) & (HS_RECENT - 1)];
+	unsigned cls = p->recent_cls[(p->rhead + i) & (HS_RECENT - 1)];
 
-	for (uint32_t k = i; k > 0; k--)
+	for (uint32_t k = i; k > 0; k--) {
 		p->recent[(p->rhead + k) & (HS_RECENT - 1)] = p->recent[(p->rhead + k - 1) & (HS_RECENT - 1)];
+		p->recent_cls[(p->rhead + k) & (HS_RECENT - 1)] = p->recent_cls[(p->rhead + k - 1) & (HS_RECENT - 1)];
+	}
 	p->rhead = (p->rhead + 1) & (HS_RECENT - 1);
 	p->nrecent--;
+	if (freed)
+		hs_freed_push(p, v, cls);
 	return v;
 }
 

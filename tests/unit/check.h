@@ -28,6 +28,15 @@ static int check_report(int cond, const char *name, const char *fmt, ...)
 	return cond;
 }
 
+/* xorshift64: the tests' random inputs, each test with its own fixed seed in *s, so that runs repeat */
+__attribute__((unused)) static uint64_t check_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 #define CHECK(name, cond) check_report(!!(cond), (name), "expected %s got false", #cond)
 
 #define CHECK_U64(name, expected, got)                                                          \

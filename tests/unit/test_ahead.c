@@ -15,13 +15,6 @@
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /*
  * Threads that interleave, stack nodes first seen in every chunk, modules
@@ -41,16 +34,16 @@ static int build(const char *path)
 		return -1;
 	for (int c = 0; c < CHUNKS; c++) {
 		for (int k = 0; k < 40; k++, nstack++)
-			tb_stack(&t, nstack + 1, nstack ? next() % (nstack + 1) : 0, 0x400000 + next() % 0x10000);
+			tb_stack(&t, nstack + 1, nstack ? check_rand(&rng) % (nstack + 1) : 0, 0x400000 + check_rand(&rng) % 0x10000);
 		if (c % 3 == 1) {
 			char p[64];
 			snprintf(p, sizeof(p), "/lib/mod%d.so", c);
 			tb_module(&t, ts, 0x7f0000000000ull + (uint64_t)c * 0x100000, p, id, sizeof(id), &seg, 1);
 		}
 		for (int i = 0; i < PER_CHUNK; i++) {
-			uint32_t tid = 100 + (uint32_t)(next() % 3);
-			unsigned slot = (unsigned)(next() % 64);
-			ts += 1 + next() % 50;
+			uint32_t tid = 100 + (uint32_t)(check_rand(&rng) % 3);
+			unsigned slot = (unsigned)(check_rand(&rng) % 64);
+			ts += 1 + check_rand(&rng) % 50;
 			if (i % 1000 == 500) {
 				char label[32];
 				int n = snprintf(label, sizeof(label), "phase %d.%d", c, i);
@@ -58,15 +51,15 @@ static int build(const char *path)
 			} else if (i % 1500 == 700) {
 				uint64_t calls[HS_FN_COUNT], bytes[HS_FN_COUNT];
 				for (int f = 0; f < HS_FN_COUNT; f++)
-					calls[f] = next() % 1000000, bytes[f] = next();
+					calls[f] = check_rand(&rng) % 1000000, bytes[f] = check_rand(&rng);
 				tb_totals(&t, ts, HS_FN_COUNT, calls, bytes);
 			} else if (i % 997 == 3) {
-				tb_rss(&t, ts, next() % (1u << 30));
+				tb_rss(&t, ts, check_rand(&rng) % (1u << 30));
 			} else if (live[slot]) {
-				if (next() % 4 == 0) {
-					uint64_t p = 0x555500000000ull + (next() % (1u << 24)) * 16;
+				if (check_rand(&rng) % 4 == 0) {
+					uint64_t p = 0x555500000000ull + (check_rand(&rng) % (1u << 24)) * 16;
 					tb_free_rec(&t, ts, tid, HS_FN_REALLOC, live[slot]);
-					tb_alloc(&t, ts, tid, HS_FN_REALLOC, p, 1 + next() % 4096, 1 + (uint32_t)(next() % nstack),
+					tb_alloc(&t, ts, tid, HS_FN_REALLOC, p, 1 + check_rand(&rng) % 4096, 1 + (uint32_t)(check_rand(&rng) % nstack),
 						 live[slot]);
 					live[slot] = p;
 				} else {
@@ -74,9 +67,9 @@ static int build(const char *path)
 					live[slot] = 0;
 				}
 			} else {
-				live[slot] = 0x555500000000ull + (next() % (1u << 24)) * 16;
-				tb_alloc(&t, ts, tid, (int)(next() % 2), live[slot], 1 + next() % 4096,
-					 1 + (uint32_t)(next() % nstack), 0);
+				live[slot] = 0x555500000000ull + (check_rand(&rng) % (1u << 24)) * 16;
+				tb_alloc(&t, ts, tid, (int)(check_rand(&rng) % 2), live[slot], 1 + check_rand(&rng) % 4096,
+					 1 + (uint32_t)(check_rand(&rng) % nstack), 0);
 			}
 		}
 		if (c % 3 == 2)

@@ -7,13 +7,6 @@
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 struct ref {
 	uint64_t ptr;
@@ -86,7 +79,7 @@ static size_t verify(struct hs_live *l, struct ref *r, size_t n, char *first, si
 static void shuffle(size_t *v, size_t n)
 {
 	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = (size_t)(next() % (i + 1)), t = v[i];
+		size_t j = (size_t)(check_rand(&rng) % (i + 1)), t = v[i];
 		v[i] = v[j];
 		v[j] = t;
 	}
@@ -106,12 +99,12 @@ static void big_random(void)
 	char first[160] = "none";
 
 	while (n < N * 2) {
-		uint64_t base = ((next() % 6000) << 4) + 0x7f0000000000ull;
-		int k = 1 + (int)(next() % 8);
-		if (next() % 4 == 0)
-			base = (next() % (1u << 28)) << 4; /* some scattered ones */
+		uint64_t base = ((check_rand(&rng) % 6000) << 4) + 0x7f0000000000ull;
+		int k = 1 + (int)(check_rand(&rng) % 8);
+		if (check_rand(&rng) % 4 == 0)
+			base = (check_rand(&rng) % (1u << 28)) << 4; /* some scattered ones */
 		for (int j = 0; j < k && n < N * 2; j++) {
-			uint64_t p = base | (next() & 15);
+			uint64_t p = base | (check_rand(&rng) & 15);
 			if (p)
 				r[n++].ptr = p;
 		}
@@ -170,7 +163,7 @@ static void big_random(void)
 		hs_live_remove(&l, b);
 		e->live = 0;
 		if (k % 5 == 0) { /* re-insert an earlier removed one */
-			struct ref *o = &r[order[next() % (k + 1)]];
+			struct ref *o = &r[order[check_rand(&rng) % (k + 1)]];
 			if (!o->live) {
 				int existed = -1;
 				b = hs_live_put(&l, o->ptr, &existed);

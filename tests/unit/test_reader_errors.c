@@ -221,10 +221,10 @@ int main(void)
 	h[41] ^= 0x40; /* pid */
 	open_fails("errors-header-checksum", write_bytes("bad-crc", h, sizeof(h)), "checksum", 1);
 	memcpy(h, good.file.d, sizeof(h));
-	hs_put_u16(h + 12, 3);
+	hs_put_u16(h + 12, HS_VERSION_MAJOR + 1);
 	hs_put_u16(h + 14, 0);
 	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
-	open_fails("errors-major-version", write_bytes("v3", h, sizeof(h)), "is format version 3.0", 1);
+	open_fails("errors-major-version", write_bytes("v-next", h, sizeof(h)), "is format version 4.0", 1);
 	{
 		/* 1.x files (no FREE_RECENT) are still read: the whole good trace, relabelled 1.0 */
 		static uint8_t v1[1 << 16];

@@ -357,7 +357,7 @@ int main(void)
 		return 0;
 	}
 	info = hs_reader_info(r);
-	CHECK_U64("roundtrip-info-version-major", 2, info->version_major);
+	CHECK_U64("roundtrip-info-version-major", HS_VERSION_MAJOR, info->version_major);
 	CHECK_U64("roundtrip-info-version-minor", HS_VERSION_MINOR, info->version_minor);
 	CHECK_U64("roundtrip-info-sample-bytes", 4096, info->sample_bytes);
 	CHECK_U64("roundtrip-info-start-realtime", 1700000000123456789ull, info->start_realtime_ns);

@@ -6,13 +6,6 @@
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static int decode(const uint8_t *buf, size_t len, uint64_t *out, size_t *used)
 {
@@ -89,7 +82,7 @@ int main(void)
 
 		for (int i = 0; i < N; i++) {
 			int bits = i % 65;
-			vals[i] = bits ? next() >> (64 - bits) : 0;
+			vals[i] = bits ? check_rand(&rng) >> (64 - bits) : 0;
 			p = hs_varint_put(p, vals[i]);
 		}
 		for (int i = 0; i < N; i++) {
@@ -118,7 +111,7 @@ int main(void)
 		size_t bad = 0;
 		char first[64] = "none";
 		for (int i = 0; i < 100000; i++) {
-			int64_t v = (int64_t)next() >> (i % 64);
+			int64_t v = (int64_t)check_rand(&rng) >> (i % 64);
 			if (hs_unzigzag(hs_zigzag(v)) != v && !bad++)
 				snprintf(first, sizeof(first), "%" PRId64, v);
 		}

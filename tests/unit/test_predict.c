@@ -1,0 +1,281 @@
+/* test_predict.c - format 3.0's address prediction: the freed list, realloc's old address, a long random roundtrip */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "heapscope/reader.h"
+#include "tracebuild.h"
+
+/* The predictor on its own: what an allocation of a class is expected at after frees. */
+static void freed_list(void)
+{
+	static struct hs_predict slots[HS_PREDICT_SLOTS];
+	struct hs_predict *p = hs_predict_for(slots, 7, 1);
+	unsigned c3 = hs_size_class(40), c5 = hs_size_class(72);
+	uint64_t got[4];
+
+	/* a, b, c of one class, d of another; then b, d, a are freed (the latest first in the recent list) */
+	hs_recent_push(p, 0xa000, c3);
+	hs_recent_push(p, 0xb000, c3);
+	hs_recent_push(p, 0xc000, c3);
+	p->cls[c3] = 0xc000;
+	hs_recent_push(p, 0xd000, c5);
+	p->cls[c5] = 0xd000;
+	p->last = 0xd000;
+	CHECK_U64("predict-recent-take-b", 0xb000, hs_recent_take(p, (uint32_t)hs_recent_find(p, 0xb000), 1));
+	CHECK_U64("predict-recent-take-d", 0xd000, hs_recent_take(p, (uint32_t)hs_recent_find(p, 0xd000), 1));
+	CHECK_U64("predict-recent-take-a", 0xa000, hs_recent_take(p, (uint32_t)hs_recent_find(p, 0xa000), 1));
+	/* class c3 comes back last freed first (a, then b), then from the class's last block; c5 gets d */
+	got[0] = hs_predict_alloc(p, c3, 1);
+	got[1] = hs_predict_alloc(p, c5, 1);
+	got[2] = hs_predict_alloc(p, c3, 1);
+	got[3] = hs_predict_alloc(p, c3, 1);
+	CHECK_U64("predict-freed-latest-of-class", 0xa000, got[0]);
+	CHECK_U64("predict-freed-other-class", 0xd000, got[1]);
+	CHECK_U64("predict-freed-next-of-class", 0xb000, got[2]);
+	CHECK_U64("predict-freed-empty-falls-back", 0xc000, got[3]);
+
+	/* 2.x files: the class's last block, whatever was freed */
+	p = hs_predict_for(slots, 8, 1);
+	hs_recent_push(p, 0xe000, c3);
+	hs_recent_push(p, 0xf000, c3);
+	p->cls[c3] = 0xf000;
+	hs_recent_take(p, 1, 0);
+	CHECK_U64("predict-2x-take-leaves-freed-list", 0, p->nfreed);
+	hs_recent_push(p, 0xe000, c3);
+	hs_recent_take(p, 0, 1);
+	CHECK_U64("predict-2x-ignores-freed-list", 0xf000, hs_predict_alloc(p, c3, 0));
+	CHECK_U64("predict-3x-takes-freed-list", 0xe000, hs_predict_alloc(p, c3, 1));
+
+	/* only the latest HS_FREED frees count: the first ones were written over */
+	p = hs_predict_for(slots, 9, 1);
+	for (uint64_t i = 0; i < HS_FREED + 10; i++) {
+		hs_recent_push(p, 0x100000 + i * 0x100, i < 10 ? c5 : c3);
+		hs_recent_take(p, 0, 1);
+	}
+	p->cls[c5] = 0x5;
+	p->last = 0x6;
+	CHECK_U64("predict-freed-written-over", 0x5, hs_predict_alloc(p, c5, 1));
+	CHECK_U64("predict-freed-ring-latest", 0x100000 + (HS_FREED + 9) * 0x100, hs_predict_alloc(p, c3, 1));
+
+	/* large blocks do not enter the list (but count among the latest 128) */
+	p = hs_predict_for(slots, 10, 1);
+	hs_recent_push(p, 0x700000, hs_size_class(8000));
+	p->cls[hs_size_class(8000)] = 0x900000;
+	hs_recent_take(p, 0, 1);
+	CHECK_U64("predict-freed-large-not-listed", 0x900000, hs_predict_alloc(p, hs_size_class(8000), 1));
+	CHECK_U64("predict-freed-large-counted", 1, p->nfreed);
+
+	/* a new chunk (or another thread in the slot) starts from nothing */
+	p = hs_predict_for(slots, 9, 2);
+	CHECK_U64("predict-new-chunk-empty", 0, hs_predict_alloc(p, c3, 1));
+}
+
+static void realloc_codes(void)
+{
+	static const struct {
+		uint64_t old, ptr, last, code;
+	} c[] = {
+		{ 0x5000, 0x5000, 0x9000, 0 },                 /* grew in place */
+		{ 0x9000, 0x5000, 0x9000, 1 },                 /* moved: the FREE by realloc just named it */
+		{ 0x5010, 0x5000, 0x9000, 2 + 0x20 },          /* elsewhere above */
+		{ 0x4ff0, 0x5000, 0x9000, 2 + 0x1f },          /* elsewhere below */
+		{ 0x7fffffffe000, 0x1000, 0, 2 + (0x7fffffffd000ull << 1) },
+	};
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t code = hs_realloc_old_code(c[i].old, c[i].ptr, c[i].last);
+		if (code != c[i].code || hs_realloc_old(code, c[i].ptr, c[i].last) != c[i].old) {
+			check_report(0, "predict-realloc-codes", "case %zu: expected code %llu got %llu, back to %#llx", i,
+				     (unsigned long long)c[i].code, (unsigned long long)code,
+				     (unsigned long long)hs_realloc_old(code, c[i].ptr, c[i].last));
+			bad = 1;
+		}
+	}
+	if (!bad)
+		check_report(1, "predict-realloc-codes", "%s", "");
+}
+
+/*
+ * A long trace through the real builder and reader: five threads (two of
+ * them sharing a prediction slot), an allocator that reuses freed blocks
+ * last-in first-out per size class like glibc's, random frees of young and
+ * old blocks (some by other threads), reallocs that stay, move or name an
+ * unrelated old block, and chunk boundaries. Every event must come back as
+ * it went in.
+ */
+enum { NEV = 400000, LIVE = 4096, NTHR = 5 };
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+struct sim {
+	uint64_t bump;
+	uint64_t stack_of[HS_SIZE_CLASSES][8];  /* per class, freed blocks to hand back, a stack */
+	int n[HS_SIZE_CLASSES];
+};
+
+static struct hs_event *sent;
+static int nsent;
+
+static void put(struct tb *t, const struct hs_event *ev)
+{
+	sent[nsent++] = *ev;
+	tb_event(t, (struct hs_event *)ev);
+}
+
+static uint64_t sim_alloc(struct sim *s, uint64_t size)
+{
+	unsigned c = hs_size_class(size);
+
+	if (s->n[c] && check_rand(&rng) % 16)
+		return s->stack_of[c][--s->n[c]];
+	s->bump += (size + 8 + 15) & ~15ull;
+	return s->bump;
+}
+
+static void sim_free(struct sim *s, uint64_t ptr, uint64_t size)
+{
+	unsigned c = hs_size_class(size);
+
+	if (s->n[c] < 8)
+		s->stack_of[c][s->n[c]++] = ptr;
+}
+
+static void random_roundtrip(const char *dir)
+{
+	static struct sim sims[NTHR];
+	static const uint32_t tids[NTHR] = { 100, 101, 102, 116, 7000 }; /* 100 and 116 share slot 4 */
+	static uint64_t live_ptr[NTHR][LIVE], live_size[NTHR][LIVE];
+	static int nlive[NTHR];
+	char path[512];
+	struct tb t;
+	struct hs_reader *r = NULL;
+	struct hs_event ev;
+	int rc, i = 0, bad = 0, first = -1, since = 0;
+	uint64_t ts = 1000;
+
+	sent = calloc(NEV + 16, sizeof(*sent));
+	if (!sent || tb_init(&t, 0, 0, 1, 1) < 0) {
+		check_report(0, "predict-roundtrip-build", "%s", "out of memory");
+		free(sent);
+		return;
+	}
+	for (int k = 0; k < NTHR; k++)
+		sims[k].bump = 0x550000000000ull + (uint64_t)k * 0x10000000ull;
+	while (nsent < NEV) {
+		int k = (int)(check_rand(&rng) % NTHR), op = (int)(check_rand(&rng) % 100);
+		struct sim *s = &sims[k];
+		struct hs_event e = { .time_ns = ts += check_rand(&rng) % 3, .tid = tids[k] };
+
+		if (op < 45 && nlive[k] < LIVE) {
+			uint64_t size = check_rand(&rng) % 5 ? 8 + check_rand(&rng) % 200 : check_rand(&rng) % 70000;
+			e.kind = HS_EVENT_ALLOC;
+			e.fn = check_rand(&rng) % 10 ? HS_FN_MALLOC : HS_FN_CALLOC;
+			e.size = size;
+			e.ptr = sim_alloc(s, size);
+			e.stack = (uint32_t)(1 + check_rand(&rng) % 50);
+			put(&t, &e);
+			live_ptr[k][nlive[k]] = e.ptr;
+			live_size[k][nlive[k]++] = size;
+		} else if (op < 90 && nlive[k]) {
+			/* mostly one of the thread's latest blocks, sometimes an old one */
+			int young = nlive[k] < 6 ? nlive[k] : 6;
+			int j = check_rand(&rng) % 4 ? nlive[k] - 1 - (int)(check_rand(&rng) % (uint64_t)young)
+						    : (int)(check_rand(&rng) % (uint64_t)nlive[k]);
+			e.kind = HS_EVENT_FREE;
+			e.fn = HS_FN_FREE;
+			e.ptr = live_ptr[k][j];
+			put(&t, &e);
+			sim_free(s, live_ptr[k][j], live_size[k][j]);
+			live_ptr[k][j] = live_ptr[k][--nlive[k]];
+			live_size[k][j] = live_size[k][nlive[k]];
+		} else if (op < 97 && nlive[k]) {
+			int j = (int)(check_rand(&rng) % nlive[k]), how = (int)(check_rand(&rng) % 3);
+			uint64_t size = live_size[k][j] + check_rand(&rng) % 300, old = live_ptr[k][j];
+			e.kind = HS_EVENT_ALLOC;
+			e.fn = check_rand(&rng) % 8 ? HS_FN_REALLOC : HS_FN_REALLOCARRAY;
+			e.size = size;
+			e.stack = (uint32_t)(1 + check_rand(&rng) % 50);
+			if (how == 0) {         /* in place */
+				e.ptr = old;
+			} else {                /* moved; how 2: its FREE is not recorded (another old address) */
+				struct hs_event f = { .kind = HS_EVENT_FREE, .fn = e.fn, .time_ns = ts, .tid = e.tid, .ptr = old };
+				if (how == 1)
+					put(&t, &f);
+				sim_free(s, old, live_size[k][j]);
+				e.ptr = sim_alloc(s, size);
+			}
+			e.old_ptr = old;
+			put(&t, &e);
+			live_ptr[k][j] = e.ptr;
+			live_size[k][j] = size;
+		} else if (nlive[k]) {
+			/* another thread frees one of k's blocks */
+			int j = (int)(check_rand(&rng) % nlive[k]);
+			e.kind = HS_EVENT_FREE;
+			e.fn = HS_FN_FREE;
+			e.tid = tids[(k + 1) % NTHR];
+			e.ptr = live_ptr[k][j];
+			put(&t, &e);
+			live_ptr[k][j] = live_ptr[k][--nlive[k]];
+			live_size[k][j] = live_size[k][nlive[k]];
+		}
+		if (!hs_builder_fits(t.b, 64) || ++since == 60000) {
+			tb_flush(&t);
+			since = 0;
+		}
+	}
+	tb_flush(&t);
+	snprintf(path, sizeof(path), "%s/predict.hst", dir);
+	if (!check_report(tb_write(&t.file, path) == 0, "predict-roundtrip-write", "expected the file written got %s",
+			  strerror(errno)))
+		goto out;
+	rc = hs_reader_open(&r, path);
+	if (!check_report(rc == 0, "predict-roundtrip-open", "expected 0 got %d (%s)", rc, r ? hs_reader_error(r) : ""))
+		goto out;
+	CHECK_U64("predict-roundtrip-version", HS_VERSION_MAJOR, hs_reader_info(r)->version_major);
+	while ((rc = hs_reader_next(r, &ev)) > 0) {
+		const struct hs_event *x;
+		if (ev.kind != HS_EVENT_ALLOC && ev.kind != HS_EVENT_FREE)
+			continue;
+		if (i >= nsent) {
+			bad++;
+			continue;
+		}
+		x = &sent[i];
+		if (ev.kind != x->kind || ev.fn != x->fn || ev.tid != x->tid || ev.ptr != x->ptr ||
+		    (ev.kind == HS_EVENT_ALLOC && (ev.size != x->size || ev.stack != x->stack || ev.old_ptr != x->old_ptr))) {
+			if (first < 0)
+				first = i;
+			bad++;
+		}
+		i++;
+	}
+	check_report(rc == 0 && i == nsent && bad == 0, "predict-roundtrip-events",
+		     "expected %d events back as sent got %d (rc %d, %d differ, the first at %d%s%s)", nsent, i, rc, bad,
+		     first, rc < 0 ? ": " : "", rc < 0 ? hs_reader_error(r) : "");
+out:
+	hs_reader_close(r);
+	unlink(path);
+	tb_free(&t);
+	free(sent);
+}
+
+int main(void)
+{
+	char dir[256];
+
+	freed_list();
+	realloc_codes();
+	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		check_report(0, "predict-tmpdir", "expected a temp dir got %s", strerror(errno));
+		return 0;
+	}
+	random_roundtrip(dir);
+	rmdir(dir);
+	return 0;
+}
