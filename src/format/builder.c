@@ -130,11 +130,16 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 	}
 	switch (ev->kind) {
 	case HS_EVENT_ALLOC:
-		put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
 		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
 		cls = hs_size_class(ev->size);
 		predicted = hs_predict_alloc(pr, cls, 1);
-		put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
+		/* not for realloc: its old address follows in ptr anyway, and the folded type made (c) larger */
+		if (ev->ptr == predicted && ev->fn != HS_FN_REALLOC && ev->fn != HS_FN_REALLOCARRAY) {
+			put_type(b, (uint8_t)(HS_REC_ALLOC_AT + ev->fn));
+		} else {
+			put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
+			put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
+		}
 		put(b, HS_STREAM_SIZE, ev->size);
 		put(b, HS_STREAM_STACK, ev->stack);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY)
@@ -148,9 +153,7 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
 		i = hs_recent_find(pr, ev->ptr);
 		if (i >= 0) {
-			put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_RECENT_REALLOC :
-				    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_RECENT_REALLOCARRAY : HS_REC_FREE_RECENT);
-			put(b, HS_STREAM_PTR, (uint64_t)i);
+			put_type(b, (uint8_t)hs_free_recent_type(ev->fn, (unsigned)i));
 			hs_recent_take(pr, (uint32_t)i, 1);
 		} else {
 			put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :

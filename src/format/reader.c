@@ -397,13 +397,18 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 	struct hs_predict *pr;
 	uint64_t v, a;
 
-	if (type >= HS_REC_ALLOC && type <= HS_REC_ALLOC + HS_FN_PVALLOC) {
+	int at = r->freed && type >= HS_REC_ALLOC_AT && type <= HS_REC_ALLOC_AT + HS_FN_PVALLOC &&
+		 type != HS_REC_ALLOC_AT + HS_FN_REALLOC && type != HS_REC_ALLOC_AT + HS_FN_REALLOCARRAY;
+
+	if ((type >= HS_REC_ALLOC && type <= HS_REC_ALLOC + HS_FN_PVALLOC) || at) {
 		unsigned cls;
 		uint64_t predicted;
 
 		ev->kind = HS_EVENT_ALLOC;
-		ev->fn = (int)(type - HS_REC_ALLOC);
-		GETS(HS_STREAM_PTR, a);
+		ev->fn = (int)(type - (at ? HS_REC_ALLOC_AT : HS_REC_ALLOC));
+		a = 0;
+		if (!at)
+			GETS(HS_STREAM_PTR, a);
 		GETS(HS_STREAM_SIZE, ev->size);
 		GETS(HS_STREAM_STACK, v);
 		if (v > UINT32_MAX)
@@ -420,23 +425,24 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		pr->cls[cls] = ev->ptr;
 		pr->last = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
+	} else if (type == HS_REC_FREE_RECENT || (r->freed && type >= HS_REC_FREE_RECENT_AT && type < HS_REC_ALLOC_AT)) {
+		ev->kind = HS_EVENT_FREE;
+		if (type == HS_REC_FREE_RECENT) {
+			ev->fn = HS_FN_FREE;
+			GETS(HS_STREAM_PTR, a);
+		} else {
+			ev->fn = hs_free_recent_fn(type);
+			a = type & 15;
+		}
+		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
+		if (a >= pr->nrecent)
+			return fail(r, -EINVAL, "'%s' is corrupt: a free names recent allocation %llu of %u at byte %zu "
+				    "of the chunk at offset %llu", r->path, (unsigned long long)a, pr->nrecent,
+				    (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf), (unsigned long long)r->chunk_off);
+		ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
+		pr->last = ev->ptr;
 	} else {
 		switch (type) {
-		case HS_REC_FREE_RECENT:
-		case HS_REC_FREE_RECENT_REALLOC:
-		case HS_REC_FREE_RECENT_REALLOCARRAY:
-			ev->kind = HS_EVENT_FREE;
-			ev->fn = type == HS_REC_FREE_RECENT ? HS_FN_FREE : type == HS_REC_FREE_RECENT_REALLOC ? HS_FN_REALLOC :
-			         HS_FN_REALLOCARRAY;
-			GETS(HS_STREAM_PTR, a);
-			pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
-			if (a >= pr->nrecent)
-				return fail(r, -EINVAL, "'%s' is corrupt: a free names recent allocation %llu of %u at byte %zu "
-					    "of the chunk at offset %llu", r->path, (unsigned long long)a, pr->nrecent,
-					    (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf), (unsigned long long)r->chunk_off);
-			ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
-			pr->last = ev->ptr;
-			break;
 		case HS_REC_FREE:
 		case HS_REC_FREE_REALLOC:
 		case HS_REC_FREE_REALLOCARRAY:
@@ -513,7 +519,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 	int rc;
 
 	/* allocations and frees are most records: they set their own fields, the rest start from zero */
-	if (type >= HS_REC_ALLOC && type <= HS_REC_FREE_RECENT_REALLOCARRAY) {
+	if ((type >= HS_REC_ALLOC && type <= HS_REC_FREE_RECENT) || type >= HS_REC_FREE_RECENT_AT) {
 		ev->old_ptr = 0;
 		ev->size = 0;
 		ev->stack = 0;
@@ -521,7 +527,7 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		memset(ev, 0, sizeof(*ev));
 	}
 	ev->tid = r->tid;
-	if (type >= HS_REC_ALLOC && type <= HS_REC_SBRK) {
+	if ((type >= HS_REC_ALLOC && type <= HS_REC_SBRK) || type >= HS_REC_FREE_RECENT_AT) {
 		rc = decode_event(r, type, ev);
 		if (rc)
 			return rc;
@@ -677,13 +683,18 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 	uint64_t a, t;
 	int bad = 0;
 
-	if (type >= HS_REC_ALLOC && type <= HS_REC_ALLOC + HS_FN_PVALLOC && type != HS_REC_ALLOC + HS_FN_REALLOC &&
-	    type != HS_REC_ALLOC + HS_FN_REALLOCARRAY) {
+	unsigned fn = type - HS_REC_ALLOC, at = type - HS_REC_ALLOC_AT;
+
+	if (at <= HS_FN_PVALLOC && r->freed)
+		fn = at;
+	else
+		at = ~0u;
+	if (fn <= HS_FN_PVALLOC && fn != HS_FN_REALLOC && fn != HS_FN_REALLOCARRAY) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
 		uint64_t size, stack, predicted;
 		unsigned cls;
 
-		a = fast_varint(&pp, &bad);
+		a = at == ~0u ? fast_varint(&pp, &bad) : 0;
 		size = fast_varint(&ps, &bad);
 		stack = fast_varint(&pk, &bad);
 		t = fast_varint(&pt, &bad);
@@ -696,21 +707,20 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		cls = hs_size_class(size);
 		predicted = hs_predict_alloc(pr, cls, r->freed);
 		ev->kind = HS_EVENT_ALLOC;
-		ev->fn = (int)(type - HS_REC_ALLOC);
+		ev->fn = (int)fn;
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 		pr->cls[cls] = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
-	} else if (type >= HS_REC_FREE_RECENT && type <= HS_REC_FREE_RECENT_REALLOCARRAY) {
-		a = fast_varint(&pp, &bad);
+	} else if (type == HS_REC_FREE_RECENT || (r->freed && type >= HS_REC_FREE_RECENT_AT && type < HS_REC_ALLOC_AT)) {
+		a = type == HS_REC_FREE_RECENT ? fast_varint(&pp, &bad) : type & 15;
 		t = fast_varint(&pt, &bad);
 		pr = current_predict(r);
 		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME] || a >= pr->nrecent)
 			return 0;
 		ev->kind = HS_EVENT_FREE;
-		ev->fn = type == HS_REC_FREE_RECENT ? HS_FN_FREE : type == HS_REC_FREE_RECENT_REALLOC ? HS_FN_REALLOC :
-		         HS_FN_REALLOCARRAY;
+		ev->fn = type == HS_REC_FREE_RECENT ? HS_FN_FREE : hs_free_recent_fn(type);
 		ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
 		ev->size = 0;
 		ev->stack = 0;

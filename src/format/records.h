@@ -78,8 +78,7 @@ enum hs_record_type {
 	HS_REC_FREE_REALLOC = 0x1a,  /* the same, for the block a realloc released */
 	HS_REC_FREE_REALLOCARRAY = 0x1b,
 	HS_REC_FREE_RECENT = 0x1c,   /* time, ptr: i, the thread's i-th latest allocation of the chunk still in its list */
-	HS_REC_FREE_RECENT_REALLOC = 0x1d,      /* 3.0: the same, for the block a realloc released */
-	HS_REC_FREE_RECENT_REALLOCARRAY = 0x1e, /* 3.0: ... a reallocarray */
+
 	HS_REC_MMAP = 0x20,          /* time, misc: addr, len, prot, flags; stack */
 	HS_REC_MUNMAP = 0x21,        /* time, misc: addr, len */
 	HS_REC_MREMAP = 0x22,        /* time, misc: old_addr, old_len, new_addr, new_len; stack */
@@ -95,7 +94,22 @@ enum hs_record_type {
 	HS_REC_TOTALS = 0x61,        /* ts, n, {calls, bytes}* indexed by enum hs_fn: exact, even when sampled */
 	HS_REC_SIGNAL = 0x62,        /* 2.1: len, ts, signo: a signal is ending the process, the trace was flushed */
 	HS_REC_END = 0x7f,           /* ts, reason: the process image ended cleanly (enum hs_end_reason) */
+	/* 3.0: fields folded into the type */
+	HS_REC_FREE_RECENT_AT = 0x80, /* + 16 k + i: FREE_RECENT of place i < 16, by free (k 0), realloc (1), reallocarray (2): time */
+	HS_REC_ALLOC_AT = 0xb0,       /* + fn but realloc's two: ALLOC at its predicted address: size, stack: time */
 };
+
+/* 3.0's FREE_RECENT with place i (< HS_RECENT) by entry point fn (free, realloc, reallocarray) */
+static inline unsigned hs_free_recent_type(int fn, unsigned i)
+{
+	return HS_REC_FREE_RECENT_AT + 16u * (fn == HS_FN_REALLOC ? 1u : fn == HS_FN_REALLOCARRAY ? 2u : 0u) + i;
+}
+
+static inline int hs_free_recent_fn(unsigned type)
+{
+	unsigned k = (type - HS_REC_FREE_RECENT_AT) >> 4;
+	return k == 0 ? HS_FN_FREE : k == 1 ? HS_FN_REALLOC : HS_FN_REALLOCARRAY;
+}
 
 /*
  * Allocators hand back the block last freed in the same size class, so an

@@ -96,7 +96,11 @@ static struct outcome read_all(const char *path)
 	return o;
 }
 
-/* A good file: header, chunk A (3 events), chunk B (2 events). */
+/*
+ * A good file: header, chunk A (3 events), chunk B (2 events). Its free is
+ * another thread's and no address is the predicted one, so that it holds no
+ * record of 3.0's folded types and reads as 1.x and 2.x too.
+ */
 static struct tb good;
 static size_t chunk_b_off, chunk_b_len;
 
@@ -106,7 +110,7 @@ static void build_good(void)
 	tb_stack(&good, 1, 0, 0x1000);
 	tb_alloc(&good, 5, 1, HS_FN_MALLOC, 0x1000, 10, 1, 0);
 	tb_alloc(&good, 6, 1, HS_FN_MALLOC, 0x2000, 10, 1, 0);
-	tb_free_rec(&good, 7, 1, HS_FN_FREE, 0x1000);
+	tb_free_rec(&good, 7, 2, HS_FN_FREE, 0x1000);
 	tb_flush(&good);
 	chunk_b_off = good.file.n;
 	tb_alloc(&good, 8, 1, HS_FN_MALLOC, 0x3000, 10, 1, 0);
@@ -344,8 +348,8 @@ int main(void)
 
 	/* hostile payloads in an otherwise valid chunk */
 	{
-		static const uint8_t t_unknown[] = { HS_REC_THREAD, 0x99 }, m_unknown[] = { 1, 1, 2, 3 };
-		streams_rejected("errors-unknown-record", STREAMS(t_unknown, m_unknown), "unknown record type 0x99");
+		static const uint8_t t_unknown[] = { HS_REC_THREAD, 0xe7 }, m_unknown[] = { 1, 1, 2, 3 };
+		streams_rejected("errors-unknown-record", STREAMS(t_unknown, m_unknown), "unknown record type 0xe7");
 		static const uint8_t t_zero[] = { 0x00 }, m_none[] = { 0 };
 		streams_rejected("errors-record-type-0", STREAMS(t_zero, m_none), "unknown record type 0x00");
 		static const uint8_t bad_table[] = { 9, 1, 1 };
@@ -417,6 +421,27 @@ int main(void)
 			st.s[HS_STREAM_TIME] = tm;
 			st.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-free-recent-out-of-list", st, "names recent allocation 0 of 0");
+		}
+		/* the same with its place in the type (3.0): place 5 of a reallocarray's free */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT_AT + 32 + 5 }, m[] = { 1 }, tm[] = { 0 };
+			struct streams st = STREAMS(t, m);
+			st.s[HS_STREAM_TIME] = tm;
+			st.n[HS_STREAM_TIME] = sizeof(tm);
+			streams_rejected("errors-free-recent-at-out-of-list", st, "names recent allocation 5 of 0");
+		}
+		/* a realloc has no "at the predicted address" type: its old address needs the ptr stream */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_REALLOC }, m[] = { 1 };
+			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
+			struct streams st = STREAMS(t, m);
+			st.s[HS_STREAM_SIZE] = sz;
+			st.n[HS_STREAM_SIZE] = sizeof(sz);
+			st.s[HS_STREAM_STACK] = stk;
+			st.n[HS_STREAM_STACK] = sizeof(stk);
+			st.s[HS_STREAM_TIME] = tm;
+			st.n[HS_STREAM_TIME] = sizeof(tm);
+			streams_rejected("errors-alloc-at-realloc", st, "unknown record type 0xb2");
 		}
 		static const uint8_t t_marker[] = { HS_REC_MARKER }, marker_len[] = { 1, 1, 50, 'a', 'b' };
 		streams_rejected("errors-marker-past-end", STREAMS(t_marker, marker_len), "malformed");
