@@ -69,12 +69,10 @@ static void site_change(struct pass *ps, struct hs_site *s, double delta)
 	s->last_change = ps->seq;
 }
 
-static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
+static __attribute__((noinline)) struct thread_last *thread_lookup(struct pass *ps, uint32_t tid)
 {
 	uint32_t *m = &ps->tid_memo[tid % 64];
 
-	if (ps->last_thread < ps->nthreads && ps->threads[ps->last_thread].tid == tid)
-		return &ps->threads[ps->last_thread];
 	if (*m && ps->threads[*m - 1].tid == tid) {
 		ps->last_thread = *m - 1;
 		return &ps->threads[*m - 1];
@@ -93,6 +91,14 @@ static struct thread_last *thread_of(struct pass *ps, uint32_t tid)
 	ps->last_thread = ps->nthreads;
 	*m = (uint32_t)ps->nthreads + 1;
 	return &ps->threads[ps->nthreads++];
+}
+
+/* Most events are the same thread's as the one before: that answer inline, the rest out of line. */
+static inline struct thread_last *thread_of(struct pass *ps, uint32_t tid)
+{
+	if (ps->last_thread < ps->nthreads && ps->threads[ps->last_thread].tid == tid)
+		return &ps->threads[ps->last_thread];
+	return thread_lookup(ps, tid);
 }
 
 /* A block that ends now (freed, or its address handed out again): out of the heap and its site's live bytes. */

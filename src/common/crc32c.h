@@ -6,5 +6,7 @@
 #include <stdint.h>
 
 uint32_t hs_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The same without the CPU's instruction: what other CPUs get, for the tests */
+uint32_t hs_crc32c_table(uint32_t crc, const void *buf, size_t len);
 
 #endif

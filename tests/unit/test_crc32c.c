@@ -44,5 +44,22 @@ int main(void)
 		}
 		CHECK_COUNT("crc32c-alignment", bad, 16, first);
 	}
+	{
+		/* the instruction's path and the table's agree on every length, start and running value */
+		static uint8_t buf[1000];
+		uint64_t rng = 0x3243f6a8885a308dull;
+		char first[64] = "";
+		int bad = 0, n = 0;
+		CHECK_U64("crc32c-table-123456789", 0xE3069283u, hs_crc32c_table(0, "123456789", 9));
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)check_rand(&rng);
+		for (size_t len = 0; len < 300; len++)
+			for (size_t off = 0; off < 9; off++, n++) {
+				uint32_t seed = (uint32_t)check_rand(&rng);
+				if (hs_crc32c(seed, buf + off, len) != hs_crc32c_table(seed, buf + off, len) && !bad++)
+					snprintf(first, sizeof(first), "length %zu offset %zu", len, off);
+			}
+		CHECK_COUNT("crc32c-both-paths-agree", bad, n, first);
+	}
 	return 0;
 }
