@@ -293,7 +293,8 @@ fail:
 static int apply(struct hs_reader *r, struct hs_block *b)
 {
 	for (size_t i = 0; i < b->nstacks; i++)
-		if (hs_reader_store_stack(r, b->stacks[i].id, b->stacks[i].parent, b->stacks[i].ip))
+		if (hs_reader_store_stack(r, b->stacks[i].id, b->stacks[i].parent,
+					  hs_reader_stack_ip(r, b->stacks[i].parent, b->stacks[i].ip)))
 			return hs_reader_no_memory(r, "the stack table");
 	for (; b->mods_applied < b->nmods; b->mods_applied++)
 		if (hs_reader_add_module(r, b->mods[b->mods_applied]))

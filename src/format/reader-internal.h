@@ -59,6 +59,7 @@ struct hs_reader {
 char *hs_strndup(const char *s, size_t n);
 int hs_reader_no_memory(struct hs_reader *r, const char *what);
 int hs_reader_store_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip);
+uint64_t hs_reader_stack_ip(const struct hs_reader *r, uint64_t parent, uint64_t ip);
 int hs_reader_add_module(struct hs_reader *r, struct hs_module *m);
 void hs_reader_free_module(struct hs_module *m);
 

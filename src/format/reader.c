@@ -259,16 +259,30 @@ int hs_reader_store_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uin
 	return 0;
 }
 
+/* A node's address: from 3.0 the record holds it as a difference from its parent's (already stored: parents come first). */
+uint64_t hs_reader_stack_ip(const struct hs_reader *r, uint64_t parent, uint64_t ip)
+{
+	if (!r->freed)
+		return ip;
+	return (parent ? r->stack_ip[parent] : 0) + (uint64_t)hs_unzigzag(ip);
+}
+
 static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t ip)
 {
 	if (r->skim)
 		return 0;
+	/* 3.0 names the parent by its distance below the node */
+	if (r->freed) {
+		if (parent == 0 || parent > id)
+			return -1;
+		parent = id - parent;
+	}
 	/* the tracer numbers nodes 1, 2, 3, ... in the order it writes them */
 	if (id != (r->nstacks ? r->nstacks : 1) || id > UINT32_MAX || parent >= id)
 		return -1;
 	if (!r->ho)
-		return hs_reader_store_stack(r, id, parent, ip);
-	/* decoding ahead: the node goes with its block, and only the count is kept here */
+		return hs_reader_store_stack(r, id, parent, hs_reader_stack_ip(r, parent, ip));
+	/* decoding ahead: the node goes with its block (its address as read: the consumer has the parent's), and only the count is kept here */
 	if (hs_block_stack(r->ho, id, parent, ip))
 		return -ENOMEM;
 	r->nstacks = (uint32_t)id + 1;

@@ -23,6 +23,7 @@ static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct node *table;
 static size_t table_cap, table_used;
 static uint32_t next_id = 1;
+static uint64_t *ip_of;   /* by id (fewer than table_cap): a node's record names its address from its parent's */
 
 static inline uint64_t mix(uint64_t h)
 {
@@ -38,7 +39,8 @@ int hs_stacks_init(void)
 {
 	table_cap = 1u << 16;
 	table = hs_map(table_cap * sizeof(*table));
-	if (!table)
+	ip_of = hs_map(table_cap * sizeof(*ip_of));
+	if (!table || !ip_of)
 		return -1;
 	return hs_unwind_init();
 }
@@ -55,9 +57,18 @@ static int grow(void)
 {
 	size_t ncap = table_cap * 2;
 	struct node *nt = hs_map(ncap * sizeof(*nt));
+	uint64_t *nip = hs_map(ncap * sizeof(*nip));
 
-	if (!nt)
+	if (!nt || !nip) {
+		if (nt)
+			hs_unmap(nt, ncap * sizeof(*nt));
+		if (nip)
+			hs_unmap(nip, ncap * sizeof(*nip));
 		return -1;
+	}
+	memcpy(nip, ip_of, next_id * sizeof(*nip));
+	hs_unmap(ip_of, table_cap * sizeof(*ip_of));
+	ip_of = nip;
 	for (size_t i = 0; i < table_cap; i++) {
 		struct node *o = &table[i];
 		if (!o->id)
@@ -99,11 +110,13 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
 	table[j].parent = parent;
 	table[j].id = next_id++;
 	table_used++;
+	ip_of[table[j].id] = ip;
+	/* format 3.0: the parent by its distance, the address from the parent's (mostly the same library) */
 	p = rec;
 	*p++ = HS_REC_STACK;
 	p = hs_varint_put(p, table[j].id);
-	p = hs_varint_put(p, parent);
-	p = hs_varint_put(p, ip);
+	p = hs_varint_put(p, table[j].id - parent);
+	p = hs_varint_put(p, hs_zigzag((int64_t)(ip - (parent ? ip_of[parent] : 0))));
 	hs_meta_append(rec, (size_t)(p - rec));
 	return table[j].id;
 }

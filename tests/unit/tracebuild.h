@@ -26,6 +26,7 @@ struct tb {
 	struct tb_buf file;  /* the whole file so far */
 	struct hs_encoder *enc;
 	struct hs_builder *b;
+	struct tb_buf stack_ip;  /* the address of each stack id written, 8 bytes each: 3.0 codes a node's from its parent's */
 };
 
 static void tb_reserve(struct tb_buf *b, size_t more)
@@ -99,6 +100,7 @@ static void tb_free(struct tb *t)
 	hs_builder_free(t->b);
 	free(t->raw.d);
 	free(t->file.d);
+	free(t->stack_ip.d);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -241,10 +243,17 @@ static void tb_module_unload(struct tb *t, uint64_t ts, uint64_t base)
 __attribute__((unused))
 static void tb_stack(struct tb *t, uint64_t id, uint64_t parent, uint64_t ip)
 {
+	uint64_t base = 0;
+
+	if (parent && (parent + 1) * 8 <= t->stack_ip.n)
+		memcpy(&base, t->stack_ip.d + parent * 8, 8);
+	while (t->stack_ip.n < (id + 1) * 8)
+		tb_u8(&t->stack_ip, 0);
+	memcpy(t->stack_ip.d + id * 8, &ip, 8);
 	tb_rec_begin(t, HS_REC_STACK);
 	tb_var(&t->raw, id);
-	tb_var(&t->raw, parent);
-	tb_var(&t->raw, ip);
+	tb_var(&t->raw, id - parent);
+	tb_zz(&t->raw, (int64_t)(ip - base));
 	tb_rec_end(t);
 }
 
