@@ -67,7 +67,12 @@ $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_S
 READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread
 
 $(CLI): $(call obj,$(CLI_SRC) $(VIEWER_SRC)) $(BUILD)/obj/gen/assets.o $(LIB_READER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(READER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd) -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(READER_LIBS) -ldl -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+
+# The server loads libmicrohttpd when it starts (src/viewer/server.c): by the name the linker would have used.
+MHD_SONAME := $(shell f=$$($(PKG_CONFIG) --variable=libdir libmicrohttpd 2>/dev/null)/libmicrohttpd.so; \
+	objdump -p "$$f" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
+$(BUILD)/obj/viewer/server.o: CFLAGS += $(if $(MHD_SONAME),-DHS_MHD_SONAME='"$(MHD_SONAME)"')
 
 # The viewer's page (web/*) embedded in the binary: no files to install, no network at run time.
 $(BUILD)/gen/assets.c: build-aux/embed.sh $(WEB_FILES)

@@ -1,10 +1,12 @@
 /* server.c - the viewer's HTTP server: Host check (DNS rebinding), GET/HEAD only, embedded assets and /api/ on libmicrohttpd */
 #define _DEFAULT_SOURCE
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,62 @@ struct params {
 	struct hs_api_param p[MAX_PARAMS];
 	int n, too_many;
 };
+
+#ifndef HS_MHD_SONAME
+#define HS_MHD_SONAME "libmicrohttpd.so.12"
+#endif
+
+/*
+ * libmicrohttpd is loaded when a server starts, not with the program: it
+ * brings gnutls and eight more libraries, 1.2 ms of the start of every
+ * heapscope command (heapscope record's too, before the program runs).
+ */
+static struct {
+	__typeof__(&MHD_start_daemon) start_daemon;
+	__typeof__(&MHD_stop_daemon) stop_daemon;
+	__typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
+	__typeof__(&MHD_add_response_header) add_response_header;
+	__typeof__(&MHD_queue_response) queue_response;
+	__typeof__(&MHD_destroy_response) destroy_response;
+	__typeof__(&MHD_lookup_connection_value) lookup_connection_value;
+	__typeof__(&MHD_get_connection_values) get_connection_values;
+} mhd;
+
+#define HS_MHD_FN(name) { #name, offsetof(__typeof__(mhd), name) }
+
+static int mhd_load(char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} fns[] = {
+		HS_MHD_FN(start_daemon), HS_MHD_FN(stop_daemon), HS_MHD_FN(create_response_from_buffer),
+		HS_MHD_FN(add_response_header), HS_MHD_FN(queue_response), HS_MHD_FN(destroy_response),
+		HS_MHD_FN(lookup_connection_value), HS_MHD_FN(get_connection_values),
+	};
+	void *lib;
+
+	if (mhd.start_daemon)
+		return 0;
+	if (!(lib = dlopen(HS_MHD_SONAME, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, errlen, "cannot load '%s' (%s); install libmicrohttpd (Debian: apt-get install libmicrohttpd12)",
+			 HS_MHD_SONAME, dlerror());
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		char sym[64];
+		void *f;
+		snprintf(sym, sizeof(sym), "MHD_%s", fns[i].name);
+		if (!(f = dlsym(lib, sym))) {
+			snprintf(err, errlen, "'%s' has no '%s'; install libmicrohttpd 0.9.71 or later", HS_MHD_SONAME, sym);
+			dlclose(lib);
+			memset(&mhd, 0, sizeof(mhd));
+			return -ENOENT;
+		}
+		memcpy((char *)&mhd + fns[i].off, &f, sizeof(f));
+	}
+	return 0;
+}
 
 static const char *content_type(const char *name)
 {
@@ -52,16 +110,16 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, int status, st
 
 	if (!res)
 		return MHD_NO;
-	MHD_add_response_header(res, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(res, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(res, "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+	mhd.add_response_header(res, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_response_header(res, "X-Content-Type-Options", "nosniff");
+	mhd.add_response_header(res, "Referrer-Policy", "no-referrer");
+	mhd.add_response_header(res, "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(res, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		mhd.add_response_header(res, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	if (!strncmp(type, "application/json", 16))
-		MHD_add_response_header(res, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	ret = MHD_queue_response(conn, (unsigned)status, res);
-	MHD_destroy_response(res);
+		mhd.add_response_header(res, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = mhd.queue_response(conn, (unsigned)status, res);
+	mhd.destroy_response(res);
 	return ret;
 }
 
@@ -71,7 +129,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct hs_api_rep
 
 	if (!reply->body)
 		return MHD_NO;
-	res = MHD_create_response_from_buffer(reply->len, reply->body, MHD_RESPMEM_MUST_FREE);
+	res = mhd.create_response_from_buffer(reply->len, reply->body, MHD_RESPMEM_MUST_FREE);
 	if (!res) {
 		free(reply->body);
 		return MHD_NO;
@@ -126,11 +184,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	(void)con_cls;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return send_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are served");
-	if (!host_ok(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+	if (!host_ok(s, mhd.lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
 		return send_error(conn, MHD_HTTP_FORBIDDEN,
 				  "the Host header names another server; open the address 'heapscope view' printed");
 	if (!strncmp(url, "/api/", 5)) {
-		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect, &p);
+		mhd.get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect, &p);
 		if (p.too_many)
 			return send_error(conn, MHD_HTTP_BAD_REQUEST, "too many query parameters; give at most 64");
 		if (hs_api_get(s->api, url + 5, p.p, p.n, &reply) < 0)
@@ -141,7 +199,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		url = "/index.html";
 	for (size_t i = 0; i < hs_nassets; i++)
 		if (url[0] == '/' && !strcmp(url + 1, hs_assets[i].name)) {
-			struct MHD_Response *res = MHD_create_response_from_buffer(hs_assets[i].size, (void *)hs_assets[i].data,
+			struct MHD_Response *res = mhd.create_response_from_buffer(hs_assets[i].size, (void *)hs_assets[i].data,
 										 MHD_RESPMEM_PERSISTENT);
 			return send_response(conn, MHD_HTTP_OK, res, content_type(hs_assets[i].name));
 		}
@@ -213,7 +271,9 @@ int hs_server_start(struct hs_server *s, struct hs_api *api, const char *host, u
 		snprintf(s->err, sizeof(s->err), "out of memory starting the server");
 		goto out;
 	}
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, port, NULL, NULL, handle, s,
+	if ((rc = mhd_load(s->err, sizeof(s->err))) < 0)
+		goto out;
+	s->d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, port, NULL, NULL, handle, s,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)THREADS,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
@@ -234,7 +294,7 @@ out:
 void hs_server_stop(struct hs_server *s)
 {
 	if (s->d)
-		MHD_stop_daemon(s->d);
+		mhd.stop_daemon(s->d);
 	s->d = NULL;
 	for (int i = 0; i < s->nhosts; i++)
 		free(s->hosts[i]);
