@@ -337,14 +337,20 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	if (seq < r->first)
 		r->first = seq;
 	hs_top_row_add(r, t0, t1, ts->peak, w, b);
-	if (t1 != HS_ALLOC_NEVER) {
+	/*
+	 * A block allocated and freed in the same unit of the trace's time
+	 * resolution (most of them) is alive at no moment a peak can have:
+	 * only the others go in the ring, which then passes through the cache
+	 * far less often.
+	 */
+	if (t1 != HS_ALLOC_NEVER && t1 != t0) {
 		struct gone *g = &ts->gone[ts->ngone++ % GONE];
 		if (ts->ngone > GONE && g->t1 > ts->forgot)
 			ts->forgot = g->t1;
 		*g = (struct gone){ t0, t1, b, a->stack };
-		if (t1 > ts->last_out)
-			ts->last_out = t1;
 	}
+	if (t1 != HS_ALLOC_NEVER && t1 > ts->last_out)
+		ts->last_out = t1;
 	p->records++;
 	if (k1 != k2) {
 		if (!ts->all)

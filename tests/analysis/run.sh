@@ -358,7 +358,8 @@ same_both stream-leaks-lifetime leaks --json --all -n 0 "$L" --lifetime-min 1ms 
 # what it keeps (far), it says so and the table answers
 if gcc -std=c11 -Wall -Wextra -Werror -I"$ROOT/tests/unit" -I"$ROOT/src" -I"$ROOT/include" -o "$W/latepeak" \
     "$T/progs/latepeak.c" "$BD/libheapscope-reader.a" $(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm \
-    -lpthread 2>"$W/cc.log" && "$W/latepeak" "$W/latepeak.hst" && "$W/latepeak" far "$W/latepeak-far.hst"; then
+    -lpthread 2>"$W/cc.log" && "$W/latepeak" "$W/latepeak.hst" && "$W/latepeak" far "$W/latepeak-far.hst" &&
+    "$W/latepeak" instant "$W/latepeak-instant.hst"; then
     same_both stream-timeline-late-peak timeline --json "$W/latepeak.hst"
     same_both stream-timeline-late-peak-csv timeline --csv --sort peak "$W/latepeak.hst"
     HEAPSCOPE_STREAM=must "$HS" timeline --json "$W/latepeak-far.hst" >/dev/null 2>"$W/stream.err"
@@ -366,6 +367,7 @@ if gcc -std=c11 -Wall -Wextra -Werror -I"$ROOT/tests/unit" -I"$ROOT/src" -I"$ROO
     "$HS" timeline --json "$W/latepeak-far.hst" >"$W/stream.out" 2>/dev/null
     HEAPSCOPE_STREAM=off "$HS" timeline --json "$W/latepeak-far.hst" >"$W/table.out" 2>/dev/null
     expect stream-timeline-late-peak-far-table same "$(cmp -s "$W/stream.out" "$W/table.out" && [ -s "$W/table.out" ] && echo same)"
+    same_both stream-timeline-late-peak-instant timeline --json "$W/latepeak-instant.hst"
 else
     fail stream-timeline-late-peak "cannot build or run latepeak: $(head -c 300 "$W/cc.log")"
 fi

@@ -4,8 +4,11 @@
  * in the file, so a block already gone out (freed after the peak's time)
  * was alive at the peak. Around it, enough other blocks come and go that
  * the late one is not among the last few. Usage: latepeak [far] OUT.hst;
- * far: 70,000 more blocks are freed after A and before the late C, all
- * after C's time, more than a streaming pass keeps for such a peak.
+ * far: 70,000 more blocks (of a third thread, each alive for 1 ns) are
+ * freed after A and before the late C, all after C's time: more than a
+ * streaming pass keeps for such a peak. instant: the same 70,000 blocks
+ * allocated and freed at one moment, by thread 1: alive at no moment, they
+ * take no room, and streaming answers exactly.
  */
 #include <string.h>
 
@@ -17,9 +20,9 @@ int main(int argc, char **argv)
 	uint64_t ts = 1000000;
 	uint32_t s = 1;
 
-	int far = argc == 3 && strcmp(argv[1], "far") == 0;
+	int far = argc == 3 && strcmp(argv[1], "far") == 0, instant = argc == 3 && strcmp(argv[1], "instant") == 0;
 
-	if (argc != 2 + far || tb_init(&t, 0, 0, 1700000000000000000ull, 4242) < 0)
+	if (argc != 2 + (far || instant) || tb_init(&t, 0, 0, 1700000000000000000ull, 4242) < 0)
 		return 2;
 	tb_stack(&t, 1, 0, 0x401000);
 	tb_stack(&t, 2, 1, 0x402000);
@@ -37,6 +40,10 @@ int main(int argc, char **argv)
 	/* A freed at ts + 2000 ... */
 	tb_free_rec(&t, ts + 2000, 1, HS_FN_FREE, 0x20000000);
 	for (int i = 0; far && i < 70000; i++) {
+		tb_alloc(&t, ts + 2000 + 2 * (uint64_t)i, 3, HS_FN_MALLOC, 0x40000000, 16, 2, 0);
+		tb_free_rec(&t, ts + 2001 + 2 * (uint64_t)i, 3, HS_FN_FREE, 0x40000000);
+	}
+	for (int i = 0; instant && i < 70000; i++) {
 		tb_alloc(&t, ts + 2000, 1, HS_FN_MALLOC, 0x40000000, 16, 2, 0);
 		tb_free_rec(&t, ts + 2000, 1, HS_FN_FREE, 0x40000000);
 	}
@@ -50,7 +57,7 @@ int main(int argc, char **argv)
 		tb_free_rec(&t, ts + 500, 1, HS_FN_FREE, 0x10000000 + (uint64_t)(i % 512) * 64);
 	}
 	tb_end(&t, ts + 1000, HS_END_EXIT);
-	if (tb_flush(&t) < 0 || tb_write(&t.file, argv[1 + far]) < 0)
+	if (tb_flush(&t) < 0 || tb_write(&t.file, argv[argc - 1]) < 0)
 		return 1;
 	tb_free(&t);
 	return 0;
