@@ -309,9 +309,9 @@ static int set_remove_slow(uintptr_t p)
 }
 
 /*
- * Every free asks, and only while tracing (the table is in place): the
- * usual answer (no live entry has its home slot) from the bitmap, without
- * a call. Always yes in full mode.
+ * Every free of a thread with state asks: the usual answer (no live entry
+ * has its home slot) from the bitmap, without a call. Always yes in full
+ * mode, and before the first start (set_all until hs_hooks_configure()).
  */
 static inline int set_may_hold(uintptr_t p)
 {
