@@ -411,15 +411,14 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 	struct hs_predict *pr;
 	uint64_t v, a;
 
-	int at = r->freed && type >= HS_REC_ALLOC_AT && type <= HS_REC_ALLOC_AT + HS_FN_PVALLOC &&
-		 type != HS_REC_ALLOC_AT + HS_FN_REALLOC && type != HS_REC_ALLOC_AT + HS_FN_REALLOCARRAY;
+	int at, fn;
 
-	if ((type >= HS_REC_ALLOC && type <= HS_REC_ALLOC + HS_FN_PVALLOC) || at) {
+	if ((fn = hs_alloc_rec_fn(type, r->freed, &at)) >= 0) {
 		unsigned cls;
 		uint64_t predicted;
 
 		ev->kind = HS_EVENT_ALLOC;
-		ev->fn = (int)(type - (at ? HS_REC_ALLOC_AT : HS_REC_ALLOC));
+		ev->fn = fn;
 		a = 0;
 		if (!at)
 			GETS(HS_STREAM_PTR, a);
@@ -439,15 +438,13 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		pr->cls[cls] = ev->ptr;
 		pr->last = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
-	} else if (type == HS_REC_FREE_RECENT || (r->freed && type >= HS_REC_FREE_RECENT_AT && type < HS_REC_ALLOC_AT)) {
+	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0) {
 		ev->kind = HS_EVENT_FREE;
-		if (type == HS_REC_FREE_RECENT) {
-			ev->fn = HS_FN_FREE;
+		ev->fn = fn;
+		if (type == HS_REC_FREE_RECENT)
 			GETS(HS_STREAM_PTR, a);
-		} else {
-			ev->fn = hs_free_recent_fn(type);
+		else
 			a = type & 15;
-		}
 		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 		if (a >= pr->nrecent)
 			return fail(r, -EINVAL, "'%s' is corrupt: a free names recent allocation %llu of %u at byte %zu "
@@ -697,18 +694,15 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 	uint64_t a, t;
 	int bad = 0;
 
-	unsigned fn = type - HS_REC_ALLOC, at = type - HS_REC_ALLOC_AT;
+	int at, fn = hs_alloc_rec_fn(type, r->freed, &at);
 
-	if (at <= HS_FN_PVALLOC && r->freed)
-		fn = at;
-	else
-		at = ~0u;
-	if (fn <= HS_FN_PVALLOC && fn != HS_FN_REALLOC && fn != HS_FN_REALLOCARRAY) {
+	/* realloc's allocations, with their old address, are decode_one()'s */
+	if (fn >= 0 && fn != HS_FN_REALLOC && fn != HS_FN_REALLOCARRAY) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
 		uint64_t size, stack, predicted;
 		unsigned cls;
 
-		a = at == ~0u ? fast_varint(&pp, &bad) : 0;
+		a = at ? 0 : fast_varint(&pp, &bad);
 		size = fast_varint(&ps, &bad);
 		stack = fast_varint(&pk, &bad);
 		t = fast_varint(&pt, &bad);
@@ -721,20 +715,20 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		cls = hs_size_class(size);
 		predicted = hs_predict_alloc(pr, cls, r->freed);
 		ev->kind = HS_EVENT_ALLOC;
-		ev->fn = (int)fn;
+		ev->fn = fn;
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 		pr->cls[cls] = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
-	} else if (type == HS_REC_FREE_RECENT || (r->freed && type >= HS_REC_FREE_RECENT_AT && type < HS_REC_ALLOC_AT)) {
+	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0) {
 		a = type == HS_REC_FREE_RECENT ? fast_varint(&pp, &bad) : type & 15;
 		t = fast_varint(&pt, &bad);
 		pr = current_predict(r);
 		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME] || a >= pr->nrecent)
 			return 0;
 		ev->kind = HS_EVENT_FREE;
-		ev->fn = type == HS_REC_FREE_RECENT ? HS_FN_FREE : hs_free_recent_fn(type);
+		ev->fn = fn;
 		ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
 		ev->size = 0;
 		ev->stack = 0;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../common/varint.h"
 #include "heapscope/reader.h"
 
 /* PNG-style magic: the high byte catches 7-bit transports, CR LF and ^Z catch text-mode mangling */
@@ -78,7 +79,6 @@ enum hs_record_type {
 	HS_REC_FREE_REALLOC = 0x1a,  /* the same, for the block a realloc released */
 	HS_REC_FREE_REALLOCARRAY = 0x1b,
 	HS_REC_FREE_RECENT = 0x1c,   /* time, ptr: i, the thread's i-th latest allocation of the chunk still in its list */
-
 	HS_REC_MMAP = 0x20,          /* time, misc: addr, len, prot, flags; stack */
 	HS_REC_MUNMAP = 0x21,        /* time, misc: addr, len */
 	HS_REC_MREMAP = 0x22,        /* time, misc: old_addr, old_len, new_addr, new_len; stack */
@@ -105,9 +105,29 @@ static inline unsigned hs_free_recent_type(int fn, unsigned i)
 	return HS_REC_FREE_RECENT_AT + 16u * (fn == HS_FN_REALLOC ? 1u : fn == HS_FN_REALLOCARRAY ? 2u : 0u) + i;
 }
 
-static inline int hs_free_recent_fn(unsigned type)
+/*
+ * The entry point of an allocation's record type: ALLOC + fn, or from 3.0
+ * (v3) ALLOC_AT + fn, which sets *at; -1 for any other type.
+ */
+static inline int hs_alloc_rec_fn(unsigned type, int v3, int *at)
+{
+	unsigned fn = type - HS_REC_ALLOC, fa = type - HS_REC_ALLOC_AT;
+
+	*at = v3 && fa <= HS_FN_PVALLOC && fa != HS_FN_REALLOC && fa != HS_FN_REALLOCARRAY;
+	if (*at)
+		return (int)fa;
+	return fn <= HS_FN_PVALLOC ? (int)fn : -1;
+}
+
+/* The entry point of a free of a recent block: FREE_RECENT, or from 3.0 (v3) FREE_RECENT_AT; -1 for any other type. */
+static inline int hs_free_recent_rec_fn(unsigned type, int v3)
 {
 	unsigned k = (type - HS_REC_FREE_RECENT_AT) >> 4;
+
+	if (type == HS_REC_FREE_RECENT)
+		return HS_FN_FREE;
+	if (!v3 || k > 2)
+		return -1;
 	return k == 0 ? HS_FN_FREE : k == 1 ? HS_FN_REALLOC : HS_FN_REALLOCARRAY;
 }
 
@@ -201,15 +221,14 @@ static inline uint64_t hs_realloc_old_code(uint64_t old, uint64_t ptr, uint64_t 
 		return 0;
 	if (old == last)
 		return 1;
-	return 2 + (((old - ptr) << 1) ^ (uint64_t)((int64_t)(old - ptr) >> 63));
+	return 2 + hs_zigzag((int64_t)(old - ptr));
 }
 
 static inline uint64_t hs_realloc_old(uint64_t code, uint64_t ptr, uint64_t last)
 {
 	if (code < 2)
 		return code ? last : ptr;
-	code -= 2;
-	return ptr + ((code >> 1) ^ (0 - (code & 1)));
+	return ptr + (uint64_t)hs_unzigzag(code - 2);
 }
 
 /* A FREE_RECENT's block of size class cls enters the freed list (3.0); it is numbered whatever its class. */

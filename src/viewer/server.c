@@ -6,7 +6,6 @@
 #include <ifaddrs.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,18 +48,18 @@ static struct {
 	__typeof__(&MHD_get_connection_values) get_connection_values;
 } mhd;
 
-#define HS_MHD_FN(name) { #name, offsetof(__typeof__(mhd), name) }
+/* as hooks.c finds the real malloc family */
+#define MHD_RESOLVE(name)                                                                   \
+	do {                                                                                \
+		if (!(mhd.name = (__typeof__(mhd.name))dlsym(lib, "MHD_" #name))) {         \
+			missing = "MHD_" #name;                                             \
+			goto fail;                                                          \
+		}                                                                           \
+	} while (0)
 
 static int mhd_load(char *err, size_t errlen)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} fns[] = {
-		HS_MHD_FN(start_daemon), HS_MHD_FN(stop_daemon), HS_MHD_FN(create_response_from_buffer),
-		HS_MHD_FN(add_response_header), HS_MHD_FN(queue_response), HS_MHD_FN(destroy_response),
-		HS_MHD_FN(lookup_connection_value), HS_MHD_FN(get_connection_values),
-	};
+	const char *missing;
 	void *lib;
 
 	if (mhd.start_daemon)
@@ -70,19 +69,20 @@ static int mhd_load(char *err, size_t errlen)
 			 HS_MHD_SONAME, dlerror());
 		return -ENOENT;
 	}
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-		char sym[64];
-		void *f;
-		snprintf(sym, sizeof(sym), "MHD_%s", fns[i].name);
-		if (!(f = dlsym(lib, sym))) {
-			snprintf(err, errlen, "'%s' has no '%s'; install libmicrohttpd 0.9.71 or later", HS_MHD_SONAME, sym);
-			dlclose(lib);
-			memset(&mhd, 0, sizeof(mhd));
-			return -ENOENT;
-		}
-		memcpy((char *)&mhd + fns[i].off, &f, sizeof(f));
-	}
+	MHD_RESOLVE(stop_daemon);
+	MHD_RESOLVE(create_response_from_buffer);
+	MHD_RESOLVE(add_response_header);
+	MHD_RESOLVE(queue_response);
+	MHD_RESOLVE(destroy_response);
+	MHD_RESOLVE(lookup_connection_value);
+	MHD_RESOLVE(get_connection_values);
+	MHD_RESOLVE(start_daemon); /* last: it says all are there */
 	return 0;
+fail:
+	snprintf(err, errlen, "'%s' has no '%s'; install libmicrohttpd 0.9.71 or later", HS_MHD_SONAME, missing);
+	memset(&mhd, 0, sizeof(mhd));
+	dlclose(lib);
+	return -ENOENT;
 }
 
 static const char *content_type(const char *name)
