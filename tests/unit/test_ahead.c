@@ -15,7 +15,6 @@
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
-
 /*
  * Threads that interleave, stack nodes first seen in every chunk, modules
  * loaded and unloaded mid-stream, markers, totals and RSS between the

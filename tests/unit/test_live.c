@@ -7,7 +7,6 @@
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
-
 struct ref {
 	uint64_t ptr;
 	int live;

@@ -6,7 +6,6 @@
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
-
 static int decode(const uint8_t *buf, size_t len, uint64_t *out, size_t *used)
 {
 	const uint8_t *p = buf;
