@@ -4,6 +4,9 @@
 set -u
 cd "$(dirname "$0")/.."
 export BUILD="${BUILD:-build}"
+# the suites' inflated debug files (src/format/debuginfo.c) stay in the build, not in the user's ~/.cache
+case $BUILD in /*) export HEAPSCOPE_CACHE_DIR="${HEAPSCOPE_CACHE_DIR:-$BUILD/cache}" ;;
+*) export HEAPSCOPE_CACHE_DIR="${HEAPSCOPE_CACHE_DIR:-$PWD/$BUILD/cache}" ;; esac
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

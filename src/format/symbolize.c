@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debuginfo.h"
 #include "reader-internal.h"
 
 #define HS_MAX_INLINE 32
@@ -349,7 +350,7 @@ int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *fram
 			return 1;
 		}
 		s->cb.find_elf = dwfl_build_id_find_elf;
-		s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+		s->cb.find_debuginfo = hs_find_debuginfo;
 		s->cb.section_address = dwfl_offline_section_address;
 		s->cb.debuginfo_path = &s->debuginfo_path;
 	}

@@ -27,7 +27,7 @@ san=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-om
 cflags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument -Iinclude -Isrc $zcflags)
 
 objs=()
-for src in src/common/crc32c.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/encoder.c src/format/builder.c; do
+for src in src/common/crc32c.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c src/format/encoder.c src/format/builder.c; do
 	o="$out/obj/$(basename "$src" .c).o"
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ tests/fuzz/run.sh -nt "$o" ] ||
 		[ -n "$(find src/format src/common include -name '*.h' -newer "$o" 2>/dev/null)" ]; then

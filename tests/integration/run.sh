@@ -543,6 +543,55 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-rust.json" ]; then
 else
     fail symbols/rust-v0-leak-site "${HS_MISSING:-no rust report}"
 fi
+# Symbols from a separate debug file with compressed DWARF, the way Debian's
+# -dbg packages ship them: found by .gnu_debuglink in the program's .debug
+# directory, inflated once into the cache, read from the cache after; the
+# leaking line is named with the cache cold, warm and off, and a cache file
+# of another build is not taken
+sepdebug() { # NAME CACHE_DIR
+    HEAPSCOPE_CACHE_DIR=$2 timeout 60 "$HS" report --json "$SD/sep.hst" >"$SD/$1.json" 2>"$SD/$1.err"
+    $U sym_site "symbols/sepdebug-$1" "$SD/$1.json" leaky_alloc basic.c "$line"
+}
+SD=$W/sepdebug
+rm -rf "$SD"
+mkdir -p "$SD/bin/.debug"
+line=$(grep -n 'HS-LEAK-SITE' "$T/progs/basic.c" | cut -d: -f1)
+if [ $HAVE_HS != 1 ]; then
+    fail symbols/sepdebug-build "$HS_MISSING"
+elif ! { gcc -g -O0 -Wl,--build-id -o "$SD/bin/basic" "$T/progs/basic.c" &&
+    objcopy --only-keep-debug --compress-debug-sections=zlib "$SD/bin/basic" "$SD/bin/.debug/basic.debug" &&
+    objcopy --strip-debug --add-gnu-debuglink="$SD/bin/.debug/basic.debug" "$SD/bin/basic"; } >"$SD/cc.log" 2>&1; then
+    fail symbols/sepdebug-build "$(first_line "$SD/cc.log")"
+elif ! (cd "$SD" && timeout 60 "$HS" record -o "$SD/sep.hst" -- "$SD/bin/basic") >/dev/null 2>"$SD/record.err"; then
+    fail symbols/sepdebug-build "record: $(first_line "$SD/record.err")"
+else
+    bid=$(readelf -n "$SD/bin/basic" | sed -n 's/.*Build ID: *//p')
+    cached=$SD/cache/debug/.build-id/${bid:0:2}/${bid:2}.debug
+    if readelf -S "$SD/bin/.debug/basic.debug" 2>/dev/null | grep -A1 debug_info | grep -q ' C '; then ok symbols/sepdebug-build
+    else fail symbols/sepdebug-build "objcopy left .debug_info uncompressed"; fi
+    sepdebug cold "$SD/cache"
+    if [ -s "$cached" ] && ! readelf -S "$cached" 2>/dev/null | grep -A1 debug_info | grep -q ' C '; then
+        ok symbols/sepdebug-cached-inflated
+    else
+        fail symbols/sepdebug-cached-inflated "no inflated copy at $cached ($(ls -R "$SD/cache" 2>&1 | tr '\n' ' '))"
+    fi
+    # the cached copy is the one read now: a run that could not find the original must still name the line
+    mv "$SD/bin/.debug" "$SD/bin/.debug.away"
+    sepdebug warm "$SD/cache"
+    mv "$SD/bin/.debug.away" "$SD/bin/.debug"
+    sepdebug off off
+    if cmp -s "$SD/cold.json" "$SD/warm.json" && cmp -s "$SD/cold.json" "$SD/off.json"; then
+        ok symbols/sepdebug-same-report
+    else
+        fail symbols/sepdebug-same-report "reports differ with the cache cold, warm and off"
+    fi
+    # a file of another build under this build-id's name is passed over (and left for the real one to replace)
+    cp "$P/basic" "$cached"
+    sepdebug foreign "$SD/cache"
+    if [ "$(readelf -n "$cached" 2>/dev/null | sed -n 's/.*Build ID: *//p')" = "$bid" ]; then ok symbols/sepdebug-foreign-replaced
+    else fail symbols/sepdebug-foreign-replaced "the cache still holds another build's file at $cached"; fi
+fi
+
 if [ $HAVE_HS = 1 ]; then
     $U no_hs symbols/no-tracer-frames $(ls "$W"/vg-*.json 2>/dev/null)
 else
