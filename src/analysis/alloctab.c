@@ -604,7 +604,8 @@ static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
 
 static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
 {
-	if (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE)
+	/* not while the index is at its first size (512 KiB): the second-level cache holds it */
+	if (ps->live.bits > 16 && (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE))
 		/* asm: GCC drops __builtin_prefetch of this address as an access without effect */
 		__asm__ volatile("prefetcht0 %0" : : "m"(ps->live.slots[home(&ps->live, hash_of(ev->ptr))]));
 }
