@@ -576,7 +576,11 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		ev->kind = HS_EVENT_MODULE_UNLOAD;
 		return 1;
 	case HS_REC_STACK:
-		GET(a);
+		/* 4.0 leaves the id out: it is the next one */
+		if (r->info.version_major >= HS_VERSION_STACK_SEQ)
+			a = r->nstacks ? r->nstacks : 1;
+		else
+			GET(a);
 		GET(b);
 		GET(c);
 		if ((rc = add_stack(r, a, b, c)) == -ENOMEM)

@@ -15,12 +15,15 @@
 /*
  * 2.0 added FREE_RECENT, which no 1.x reader may skip; 3.0 predicts an
  * allocation's address from the thread's recent frees first, which a 2.x
- * reader would decode into wrong addresses. Readers still take 1.x and 2.x.
+ * reader would decode into wrong addresses; 4.0 leaves a STACK record's id
+ * implied, which a 3.x reader would take for its parent. Readers still take
+ * 1.x to 3.x.
  */
-#define HS_VERSION_MAJOR 3
+#define HS_VERSION_MAJOR 4
 #define HS_VERSION_MINOR 0
 #define HS_VERSION_MAJOR_OLDEST 1
-#define HS_VERSION_FREED 3   /* the first major version with the freed list */
+#define HS_VERSION_FREED 3       /* the first major version with the freed list */
+#define HS_VERSION_STACK_SEQ 4   /* the first whose STACK records leave their id implied */
 
 #define HS_FILE_HEADER_SIZE 56
 #define HS_FLAG_SAMPLED 0x1u
@@ -89,7 +92,7 @@ enum hs_record_type {
 	HS_REC_MARKER = 0x31,        /* ts, tid, len, bytes */
 	HS_REC_MODULE = 0x40,        /* ts, base, path-len, path, id-len, build-id, nseg, {vaddr, memsz, flags, offset}* */
 	HS_REC_MODULE_UNLOAD = 0x41, /* ts, base */
-	HS_REC_STACK = 0x50,         /* id, parent id, return address: one node of the stack trie */
+	HS_REC_STACK = 0x50,         /* id - parent id, return address - the parent's: the next node of the stack trie */
 	HS_REC_PROCESS = 0x60,       /* pid, ppid, exe-len, exe, argc, {len, arg}* */
 	HS_REC_TOTALS = 0x61,        /* ts, n, {calls, bytes}* indexed by enum hs_fn: exact, even when sampled */
 	HS_REC_SIGNAL = 0x62,        /* 2.1: len, ts, signo: a signal is ending the process, the trace was flushed */

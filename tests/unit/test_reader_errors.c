@@ -171,6 +171,43 @@ static void streams_rejected(const char *name, struct streams st, const char *wa
 	payload_rejected(name, raw, layout(raw, &st), want);
 }
 
+/*
+ * A 3.0 file whose STACK records hold these fields (3 bytes a record:
+ * id, id - parent, address), then an allocation: its reader must refuse it.
+ */
+static void stack3_rejected(const char *name, const uint8_t *fields, size_t n)
+{
+	struct tb t;
+	struct outcome o;
+	char nm[96];
+
+	if (tb_init(&t, 0, 0, 1, 99) < 0) {
+		check_report(0, name, "cannot build the trace");
+		return;
+	}
+	tb_set_major(&t, 3);
+	for (size_t i = 0; i < n;) {
+		size_t k = i;
+		tb_rec_begin(&t, HS_REC_STACK);
+		/* a record's three varints */
+		for (int f = 0; f < 3 && k < n; f++)
+			while (k < n && (fields[k++] & 0x80))
+				;
+		tb_bytes(&t.raw, fields + i, k - i);
+		tb_rec_end(&t);
+		i = k;
+	}
+	tb_alloc(&t, 5, 1, HS_FN_MALLOC, 0x1000, 10, 1, 0);
+	tb_end(&t, 6, HS_END_EXIT);
+	tb_flush(&t);
+	o = read_all(write_bytes(name, t.file.d, t.file.n));
+	snprintf(nm, sizeof(nm), "%s-rejected", name);
+	check_report(o.rc < 0 && o.rc != 1000, nm, "expected an error got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+	snprintf(nm, sizeof(nm), "%s-message", name);
+	CHECK_HAS(nm, "malformed", o.err);
+	tb_free(&t);
+}
+
 static void payload_rejected(const char *name, const void *raw, size_t n, const char *want)
 {
 	struct outcome o = read_all(with_payload(name, raw, n));
@@ -228,7 +265,11 @@ int main(void)
 	hs_put_u16(h + 12, HS_VERSION_MAJOR + 1);
 	hs_put_u16(h + 14, 0);
 	hs_put_u32(h + 52, hs_crc32c(0, h, 52));
-	open_fails("errors-major-version", write_bytes("v-next", h, sizeof(h)), "is format version 4.0", 1);
+	{
+		char want[48];
+		snprintf(want, sizeof(want), "is format version %d.0", HS_VERSION_MAJOR + 1);
+		open_fails("errors-major-version", write_bytes("v-next", h, sizeof(h)), want, 1);
+	}
 	{
 		/*
 		 * 1.x files are still read: a trace with none of the records whose
@@ -390,22 +431,49 @@ int main(void)
 		static const uint8_t t_sig[] = { HS_REC_SIGNAL }, sig_zero[] = { 2, 5, 0 }, sig_short[] = { 1, 5, 11 };
 		streams_rejected("errors-signal-zero", STREAMS(t_sig, sig_zero), "malformed");
 		streams_rejected("errors-signal-longer-than-its-length", STREAMS(t_sig, sig_short), "malformed");
-		/* 3.0: id, then id - parent (0 would be the node itself, more than id a parent below 0) */
+		/* 4.0: id - parent (0 would be the node itself, more than the id a parent below 0), the id implied (2 here) */
 		static const uint8_t t_stack[] = { HS_REC_STACK };
-		static const uint8_t self_parent[] = { 2, 0, 0x10 };
+		static const uint8_t self_parent[] = { 0, 0x10 };
 		streams_rejected("errors-stack-parent-equals-id", STREAMS(t_stack, self_parent), "malformed");
-		static const uint8_t later_parent[] = { 2, 9, 0x10 };
+		static const uint8_t later_parent[] = { 3, 0x10 };
 		streams_rejected("errors-stack-parent-below-0", STREAMS(t_stack, later_parent), "malformed");
+		/* 3.x files name the id: it must be the next one, and fit 32 bits */
 		static const uint8_t id0[] = { 0, 0, 0x10 };
-		streams_rejected("errors-stack-id-0", STREAMS(t_stack, id0), "malformed");
+		stack3_rejected("errors-stack3-id-0", id0, sizeof(id0));
 		static const uint8_t id_over[] = { 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0x10 }; /* 2^32 */
-		streams_rejected("errors-stack-id-over-32-bits", STREAMS(t_stack, id_over), "malformed");
-		static const uint8_t id_gap[] = { 7, 0, 0x10 };
-		streams_rejected("errors-stack-id-out-of-sequence", STREAMS(t_stack, id_gap), "malformed");
+		stack3_rejected("errors-stack3-id-over-32-bits", id_over, sizeof(id_over));
+		static const uint8_t id_gap[] = { 7, 1, 0x10 };
+		stack3_rejected("errors-stack3-id-out-of-sequence", id_gap, sizeof(id_gap));
+		static const uint8_t self3[] = { 1, 0, 0x10 };
+		stack3_rejected("errors-stack3-parent-equals-id", self3, sizeof(self3));
 		/* a cycle through a redefined node must not loop: ids come in sequence, parents below them */
-		static const uint8_t t_redefine[] = { HS_REC_STACK, HS_REC_STACK };
-		static const uint8_t redefine[] = { 2, 1, 0x20, 1, 2, 0x30 };
-		streams_rejected("errors-stack-redefined-cycle", STREAMS(t_redefine, redefine), "malformed");
+		static const uint8_t redefine[] = { 1, 1, 0x20, 2, 1, 0x30, 1, 2, 0x40 };
+		stack3_rejected("errors-stack3-redefined-cycle", redefine, sizeof(redefine));
+		/* and a good 3.0 table reads as it did: its ids named, its addresses from the parents' */
+		{
+			struct tb t3;
+			struct hs_reader *r = NULL;
+			struct hs_event ev;
+			uint64_t ips[4] = { 0 };
+			int n = -1;
+			if (tb_init(&t3, 0, 0, 1, 99) == 0) {
+				tb_set_major(&t3, 3);
+				tb_stack(&t3, 1, 0, 0x401000);
+				tb_stack(&t3, 2, 1, 0x402abc);
+				tb_stack(&t3, 3, 1, 0x400010);
+				tb_alloc(&t3, 5, 1, HS_FN_MALLOC, 0x1000, 10, 3, 0);
+				tb_end(&t3, 6, HS_END_EXIT);
+				tb_flush(&t3);
+				if (hs_reader_open(&r, write_bytes("stack3-good", t3.file.d, t3.file.n)) == 0 &&
+				    hs_reader_next(r, &ev) == 1)
+					n = hs_reader_stack(r, ev.stack, ips, 4);
+				check_report(n == 2 && ips[0] == 0x400010 && ips[1] == 0x401000 && hs_reader_stack_count(r) == 4,
+					     "errors-stack3-good-read", "expected 0x400010 0x401000 of 4 nodes, got %d frames: %llx %llx",
+					     n, (unsigned long long)ips[0], (unsigned long long)ips[1]);
+				hs_reader_close(r);
+				tb_free(&t3);
+			}
+		}
 
 		/* an allocation whose pointer stream ends early */
 		{

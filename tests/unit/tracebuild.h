@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
+#include "common/crc32c.h"
 #include "common/varint.h"
 #include "format/builder.h"
 #include "format/encoder.h"
@@ -27,6 +29,7 @@ struct tb {
 	struct hs_encoder *enc;
 	struct hs_builder *b;
 	struct tb_buf stack_ip;  /* the address of each stack id written, 8 bytes each: 3.0 codes a node's from its parent's */
+	unsigned major;          /* the header's major version, when tb_set_major() changed it (0: this reader's) */
 };
 
 static void tb_reserve(struct tb_buf *b, size_t more)
@@ -78,6 +81,15 @@ static int tb_init(struct tb *t, uint32_t flags, uint64_t sample_bytes, uint64_t
 	hs_header_encode(h, flags, sample_bytes, start_ns, pid, 1);
 	tb_bytes(&t->file, h, sizeof(h));
 	return 0;
+}
+
+/* Relabels the file (only its header written yet) as major version major, whose record layouts tb_stack then follows. */
+__attribute__((unused))
+static void tb_set_major(struct tb *t, unsigned major)
+{
+	t->major = major;
+	hs_put_u16(t->file.d + 12, (uint16_t)major);
+	hs_put_u32(t->file.d + 52, hs_crc32c(0, t->file.d, 52));
 }
 
 /* Compresses the pending payload into one chunk appended to the file; resets delta state. */
@@ -251,7 +263,9 @@ static void tb_stack(struct tb *t, uint64_t id, uint64_t parent, uint64_t ip)
 		tb_u8(&t->stack_ip, 0);
 	memcpy(t->stack_ip.d + id * 8, &ip, 8);
 	tb_rec_begin(t, HS_REC_STACK);
-	tb_var(&t->raw, id);
+	/* 4.0 leaves the id implied: callers write ids in sequence */
+	if (t->major && t->major < HS_VERSION_STACK_SEQ)
+		tb_var(&t->raw, id);
 	tb_var(&t->raw, id - parent);
 	tb_zz(&t->raw, (int64_t)(ip - base));
 	tb_rec_end(t);
