@@ -89,9 +89,16 @@ struct hs_unwind_state {
  * call site): a set holds several.
  */
 struct hs_walk {
-	struct hs_uframe first;     /* first.ip 0: empty */
-	int nchk;
-	uint64_t chk_addr[HS_WALK_WORDS];
+	uint64_t ip, sp, bp;        /* the first frame's registers; ip 0: empty */
+	uint32_t node;
+	uint8_t bp_ok, need_bp;
+	uint8_t nchk;
+	/*
+	 * Each word's place above sp in 8-byte steps: every word a walk reads
+	 * is above its first frame's sp. Half the bytes of full addresses, so a
+	 * check loads fewer lines (a thread keeps HS_WALK_SETS * HS_WALK_WAYS).
+	 */
+	uint16_t chk_off[HS_WALK_WORDS];
 	uint64_t chk_val[HS_WALK_WORDS];
 };
 

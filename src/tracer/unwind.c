@@ -414,13 +414,34 @@ static inline size_t walk_set(uint64_t ip, uint64_t sp)
 }
 
 /* The recent walk (hs_unwind_keep) that starts with these registers and whose words are unchanged, or NULL. Out of the walk's loop, which it would slow. */
+/* None of the words w read changed (words_unchanged with w's places above sp). */
+static inline int walk_unchanged(const struct hs_walk *w)
+{
+	const uint64_t *base = (const uint64_t *)(uintptr_t)w->sp;
+	const uint16_t *off = w->chk_off;
+	const uint64_t *val = w->chk_val;
+	uint64_t diff = 0;
+	int n = w->nchk;
+
+	for (; n >= 4; n -= 4) {
+		diff = (base[off[n - 1]] ^ val[n - 1]) | (base[off[n - 2]] ^ val[n - 2]) |
+		       (base[off[n - 3]] ^ val[n - 3]) | (base[off[n - 4]] ^ val[n - 4]);
+		if (diff)
+			return 0;
+	}
+	for (; n > 0; n--)
+		diff |= base[off[n - 1]] ^ val[n - 1];
+	return diff == 0;
+}
+
 __attribute__((noinline)) static const struct hs_walk *kept_walk(const struct hs_thread *t, uint64_t ip, uint64_t sp,
 								  uint64_t bp, int bp_ok)
 {
 	const struct hs_walk *w = t->walks[walk_set(ip, sp)];
 
 	for (int i = 0; i < HS_WALK_WAYS; i++)
-		if (same_frame(&w[i].first, ip, sp, bp, bp_ok) && words_unchanged(w[i].chk_addr, w[i].chk_val, w[i].nchk))
+		if (w[i].sp == sp && w[i].ip == ip && (!w[i].need_bp || (w[i].bp == bp && w[i].bp_ok == bp_ok && bp_ok)) &&
+		    walk_unchanged(&w[i]))
 			return &w[i];
 	return NULL;
 }
@@ -442,14 +463,22 @@ void hs_unwind_keep(struct hs_thread *t)
 	f = &u->f[u->n - 1];
 	if (!f->sp)
 		return;
+	for (int i = 0; i < u->chk_n; i++)
+		if (u->chk_addr[i] < f->sp || u->chk_addr[i] - f->sp >= (uint64_t)8 << 16 || ((u->chk_addr[i] - f->sp) & 7))
+			return;
 	set = walk_set(f->ip, f->sp);
 	w = &t->walks[set][t->walk_next[set]];
 	t->walk_next[set] = (uint8_t)((t->walk_next[set] + 1) % HS_WALK_WAYS);
 	/* t->in_unwind is set: a signal handler interrupting us walks with libunwind, not from these */
-	copy_frame(&w->first, f);
-	w->nchk = u->chk_n;
+	w->ip = f->ip;
+	w->sp = f->sp;
+	w->bp = f->bp;
+	w->node = f->node;
+	w->bp_ok = f->bp_ok;
+	w->need_bp = f->need_bp;
+	w->nchk = (uint8_t)u->chk_n;
 	for (int i = 0; i < u->chk_n; i++) {
-		w->chk_addr[i] = u->chk_addr[i];
+		w->chk_off[i] = (uint16_t)((u->chk_addr[i] - f->sp) >> 3);
 		w->chk_val[i] = u->chk_val[i];
 	}
 }
@@ -507,7 +536,7 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 		if (nn == 0) {
 			const struct hs_walk *w = kept_walk(t, ip, sp, bp, bp_ok);
 			if (w) {
-				*node = w->first.node;
+				*node = w->node;
 				return 0;
 			}
 		}
