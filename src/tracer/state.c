@@ -286,6 +286,7 @@ static void thread_forget(struct hs_thread *t)
 {
 	t->uw.n = 0;
 	memset(t->cache, 0, sizeof(t->cache));
+	memset(t->walk_ip, 0, sizeof(t->walk_ip));
 	memset(t->walks, 0, sizeof(t->walks));
 	memset(t->walk_next, 0, sizeof(t->walk_next));
 }

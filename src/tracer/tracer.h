@@ -18,7 +18,7 @@
 #define HS_RING_EVENTS (32u << 10)
 #define HS_STACK_CACHE 8192  /* slots of the (parent, ip) -> node cache, 2 per set */
 #define HS_WALK_SETS 32      /* recent whole walks per thread, by their first frame: sets of HS_WALK_WAYS */
-#define HS_WALK_WAYS 4
+#define HS_WALK_WAYS 8
 #define HS_WALK_WORDS 32     /* stack words a walk may read and still be kept there */
 
 /* An event as the hooks leave it in their thread's ring; the writer encodes it. */
@@ -89,7 +89,7 @@ struct hs_unwind_state {
  * call site): a set holds several.
  */
 struct hs_walk {
-	uint64_t ip, sp, bp;        /* the first frame's registers; ip 0: empty */
+	uint64_t bp;                /* the first frame's (its ip and sp are the set's keys) */
 	uint32_t node;
 	uint8_t bp_ok, need_bp;
 	uint8_t nchk;
@@ -137,6 +137,9 @@ struct hs_thread {
 	uintptr_t stack_lo, stack_hi;
 	struct hs_stack_slot cache[HS_STACK_CACHE];
 	struct hs_unwind_state uw;
+	/* each kept walk's first ip and sp (ip 0: none), apart from the walks so that a lookup reads two lines */
+	uint64_t walk_ip[HS_WALK_SETS][HS_WALK_WAYS];
+	uint64_t walk_sp[HS_WALK_SETS][HS_WALK_WAYS];
 	struct hs_walk walks[HS_WALK_SETS][HS_WALK_WAYS];
 	uint8_t walk_next[HS_WALK_SETS];   /* the way a set's next new walk replaces */
 	struct hs_ev ring[HS_RING_EVENTS];

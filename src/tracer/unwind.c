@@ -413,11 +413,10 @@ static inline size_t walk_set(uint64_t ip, uint64_t sp)
 	return (size_t)((((ip ^ (sp << 16)) * 0x9e3779b97f4a7c15ull) >> 40) & (HS_WALK_SETS - 1));
 }
 
-/* The recent walk (hs_unwind_keep) that starts with these registers and whose words are unchanged, or NULL. Out of the walk's loop, which it would slow. */
-/* None of the words w read changed (words_unchanged with w's places above sp). */
-static inline int walk_unchanged(const struct hs_walk *w)
+/* None of the words w read changed (words_unchanged with w's places above its first frame's sp). */
+static inline int walk_unchanged(const struct hs_walk *w, uint64_t sp)
 {
-	const uint64_t *base = (const uint64_t *)(uintptr_t)w->sp;
+	const uint64_t *base = (const uint64_t *)(uintptr_t)sp;
 	const uint16_t *off = w->chk_off;
 	const uint64_t *val = w->chk_val;
 	uint64_t diff = 0;
@@ -434,15 +433,28 @@ static inline int walk_unchanged(const struct hs_walk *w)
 	return diff == 0;
 }
 
+/*
+ * The recent walk (hs_unwind_keep) that starts with these registers and
+ * whose words are unchanged, or NULL. Out of the walk's loop, which it
+ * would slow. Several walks share their first registers when they differ
+ * further out (sqlite's allocations all leave through one call in
+ * sqlite3MemMalloc); and where the stack's random start puts two such
+ * first frames in one set, five walks an insert cycled through four ways,
+ * so that every lookup missed in one run of sqlite3 out of three or four
+ * (a fifth of its walks then stepped ten frames each): eight ways.
+ */
 __attribute__((noinline)) static const struct hs_walk *kept_walk(const struct hs_thread *t, uint64_t ip, uint64_t sp,
 								  uint64_t bp, int bp_ok)
 {
-	const struct hs_walk *w = t->walks[walk_set(ip, sp)];
+	size_t set = walk_set(ip, sp);
+	const uint64_t *kip = t->walk_ip[set], *ksp = t->walk_sp[set];
 
-	for (int i = 0; i < HS_WALK_WAYS; i++)
-		if (w[i].sp == sp && w[i].ip == ip && (!w[i].need_bp || (w[i].bp == bp && w[i].bp_ok == bp_ok && bp_ok)) &&
-		    walk_unchanged(&w[i]))
-			return &w[i];
+	for (int i = 0; i < HS_WALK_WAYS; i++) {
+		const struct hs_walk *w = &t->walks[set][i];
+		if (kip[i] == ip && ksp[i] == sp && (!w->need_bp || (w->bp == bp && w->bp_ok == bp_ok && bp_ok)) &&
+		    walk_unchanged(w, sp))
+			return w;
+	}
 	return NULL;
 }
 
@@ -468,10 +480,10 @@ void hs_unwind_keep(struct hs_thread *t)
 			return;
 	set = walk_set(f->ip, f->sp);
 	w = &t->walks[set][t->walk_next[set]];
-	t->walk_next[set] = (uint8_t)((t->walk_next[set] + 1) % HS_WALK_WAYS);
 	/* t->in_unwind is set: a signal handler interrupting us walks with libunwind, not from these */
-	w->ip = f->ip;
-	w->sp = f->sp;
+	t->walk_ip[set][t->walk_next[set]] = f->ip;
+	t->walk_sp[set][t->walk_next[set]] = f->sp;
+	t->walk_next[set] = (uint8_t)((t->walk_next[set] + 1) % HS_WALK_WAYS);
 	w->bp = f->bp;
 	w->node = f->node;
 	w->bp_ok = f->bp_ok;
