@@ -284,6 +284,30 @@ if [ $HAVE_HS = 1 ] && [ -s "$T/hs-$vwl.full" ]; then
     kill "$vpid" 2>/dev/null
     wait "$vpid" 2>/dev/null
 fi
+# The analysis medians above are warm runs: the first command on a machine
+# inflates the compressed debug files it meets into the cache
+# (src/format/debuginfo.c). Medians of 3: cold (an empty cache), warm, and with no cache.
+CACHE_LINE="debug-file cache: n/a"
+if [ $HAVE_HS = 1 ] && [ -s "$T/hs-sqlite.full" ]; then
+    cold=() warm=() off=()
+    for _ in 1 2 3; do
+        rm -rf "$T/coldcache"
+        c0=$(now_s)
+        HEAPSCOPE_CACHE_DIR="$T/coldcache" "$HS" report "$T/hs-sqlite.full" >/dev/null 2>&1
+        c1=$(now_s)
+        HEAPSCOPE_CACHE_DIR="$T/coldcache" "$HS" report "$T/hs-sqlite.full" >/dev/null 2>&1
+        c2=$(now_s)
+        HEAPSCOPE_CACHE_DIR=off "$HS" report "$T/hs-sqlite.full" >/dev/null 2>&1
+        c3=$(now_s)
+        cold+=("$(awk -v a="$c0" -v b="$c1" 'BEGIN{print b-a}')")
+        warm+=("$(awk -v a="$c1" -v b="$c2" 'BEGIN{print b-a}')")
+        off+=("$(awk -v a="$c2" -v b="$c3" 'BEGIN{print b-a}')")
+    done
+    m3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+    CACHE_LINE=$(awk -v a="$(m3 "${cold[@]}")" -v b="$(m3 "${warm[@]}")" -v c="$(m3 "${off[@]}")" \
+        -v n="$(du -sk "$T/coldcache" 2>/dev/null | cut -f1)" \
+        'BEGIN{printf "report of (c) with the debug-file cache cold %.3f s (it wrote %d KiB), warm %.3f s, off %.3f s (medians of 3)", a, n, b, c}')
+fi
 # The same in headless chromium: to the first rendered page, and an Apply typed in the filter panel.
 BROWSER_LINE="viewer in chromium: n/a (needs node, chromium and tests/web/node_modules: run make test once)"
 if [ $HAVE_HS = 1 ] && [ -s "$T/hs-$vwl.full" ] && command -v node >/dev/null && [ -x /usr/bin/chromium ] &&
@@ -500,6 +524,7 @@ REP=$T/report.txt
         printf '  %s\n' "${NOTES[@]}"
     fi
     echo
+    echo "$CACHE_LINE"
     echo "$VIEW_LINE (heaptrack_print on the same program: $(fmt_s "$(med churn-1t htprint)") s)"
     echo "$BROWSER_LINE"
     echo "$GUI_LINE"
