@@ -1,5 +1,6 @@
 /* debuginfo.c - finds a module's separate debug file for libdw, and keeps inflated copies of compressed ones */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "debuginfo.h"
@@ -35,6 +37,7 @@
 
 #define DEBUG_ROOT "/usr/lib/debug"
 #define CACHE_FREE_MIN (1ull << 30)  /* leave a disk at least this much free */
+#define CACHE_STALE_S 600            /* a temporary file this old was left by a writer that died */
 
 static int want_debuginfod(void)
 {
@@ -201,9 +204,35 @@ out:
 }
 
 /*
+ * Each writer has a temporary file of its own (dst.PID.tmp), so writers
+ * never share one; the files of writers killed midway are removed here by
+ * the next writer of the same directory, once they are too old to be a
+ * live writer's.
+ */
+static void sweep_stale(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		struct stat st;
+		if (n < 4 || strcmp(e->d_name + n - 4, ".tmp") != 0)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    now - st.st_mtime >= CACHE_STALE_S)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+/*
  * An inflated copy of the debug file at src in the cache, opened; or -1,
  * and the caller goes on with src. Written under a name of its own and
- * renamed, so a concurrent or killed run never leaves half a file.
+ * renamed, so that no run ever reads half a file.
  */
 static int cache_inflated(const char *src, const char *dst, const unsigned char *id, int len)
 {
@@ -225,6 +254,7 @@ static int cache_inflated(const char *src, const char *dst, const unsigned char 
 	/* an inflated file is about 2.5 times the compressed one */
 	if (statvfs(dir, &vfs) < 0 || (uint64_t)vfs.f_bavail * vfs.f_frsize < CACHE_FREE_MIN + 3 * (uint64_t)st.st_size)
 		goto out;
+	sweep_stale(dir);
 	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", dst, (long)getpid());
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)

@@ -569,7 +569,13 @@ else
     cached=$SD/cache/debug/.build-id/${bid:0:2}/${bid:2}.debug
     if readelf -S "$SD/bin/.debug/basic.debug" 2>/dev/null | grep -A1 debug_info | grep -q ' C '; then ok symbols/sepdebug-build
     else fail symbols/sepdebug-build "objcopy left .debug_info uncompressed"; fi
+    # what writers killed midway left: the file of one dead 20 minutes ago goes, a live writer's stays
+    mkdir -p "$(dirname "$cached")"
+    touch -d '20 minutes ago' "$cached.4000001.tmp"
+    touch "$cached.4000002.tmp"
     sepdebug cold "$SD/cache"
+    if [ ! -e "$cached.4000001.tmp" ] && [ -e "$cached.4000002.tmp" ]; then ok symbols/sepdebug-stale-tmp-swept
+    else fail symbols/sepdebug-stale-tmp-swept "left: $(ls "$(dirname "$cached")" | tr '\n' ' ')"; fi
     if [ -s "$cached" ] && ! readelf -S "$cached" 2>/dev/null | grep -A1 debug_info | grep -q ' C '; then
         ok symbols/sepdebug-cached-inflated
     else
