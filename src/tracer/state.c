@@ -275,7 +275,6 @@ static void init_once(void)
 	once_done = 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	mono_base = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	clock_init();
 	find_self();
 	pthread_key_create(&thread_key, thread_dtor);
 	pthread_atfork(NULL, NULL, fork_child);
@@ -337,6 +336,8 @@ static int start(const char *path)
 	strcpy(hs_g.cfg.output, path);
 	hs_g.pid = getpid();
 	if (!started_once) {
+		/* here, not at load: a process that never traces (no HEAPSCOPE_OUTPUT) skips the 200 µs calibration */
+		clock_init();
 		if (hs_meta_init() < 0 || hs_stacks_init() < 0 || hs_modules_init() < 0) {
 			hs_log("out of memory at start-up; tracing disabled", NULL);
 			return -1;
