@@ -27,6 +27,8 @@ struct slot {
 	uint32_t hash;   /* its top bits are the home slot */
 };
 
+#define INDEX_FIRST_BITS 16   /* a new index: 2^16 slots */
+
 struct index {
 	struct slot *slots;
 	unsigned bits;
@@ -605,7 +607,7 @@ static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
 static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
 {
 	/* not while the index is at its first size (512 KiB): the second-level cache holds it */
-	if (ps->live.bits > 16 && (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE))
+	if (ps->live.bits > INDEX_FIRST_BITS && (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE))
 		/* asm: GCC drops __builtin_prefetch of this address as an access without effect */
 		__asm__ volatile("prefetcht0 %0" : : "m"(ps->live.slots[home(&ps->live, hash_of(ev->ptr))]));
 }
@@ -619,7 +621,7 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 
 	memset(t, 0, sizeof(*t));
 	t->sample_bytes = hs_reader_info(r)->sample_bytes;
-	if ((rc = index_init(&ps.live, 16)) < 0)
+	if ((rc = index_init(&ps.live, INDEX_FIRST_BITS)) < 0)
 		goto out;
 	do {
 		rc = hs_reader_next_block(r, &batch);

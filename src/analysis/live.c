@@ -34,8 +34,8 @@ static void free_slots(struct hs_live_block *s, size_t cap)
 void hs_live_init(struct hs_live *l)
 {
 	memset(l, 0, sizeof(*l));
-	l->cap = 1u << 16;
-	l->shift = 64 - 16;
+	l->cap = HS_LIVE_FIRST_SLOTS;
+	l->shift = 64 - (unsigned)__builtin_ctz(HS_LIVE_FIRST_SLOTS);
 	l->used = 0;
 	l->slots = alloc_slots(l->cap);
 }

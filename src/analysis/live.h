@@ -20,6 +20,8 @@ struct hs_live_block {
 	uint32_t stack;
 };
 
+#define HS_LIVE_FIRST_SLOTS (1u << 16)   /* a new table's size: 1.5 MiB */
+
 struct hs_live {
 	struct hs_live_block *slots;
 	size_t cap, used;
@@ -43,11 +45,15 @@ static inline size_t hs_live_slot(const struct hs_live *l, uint64_t ptr)
 }
 
 /*
- * The table is far larger than the caches: callers that know the next
- * addresses prefetch their slots, so the misses overlap instead of queueing.
+ * Once the table is far larger than the caches, callers that know the next
+ * addresses prefetch their slots, so the misses overlap instead of
+ * queueing. At its first size the second-level cache holds it, and the
+ * prefetches were a tenth of a churning replay's time for nothing.
  */
 static inline void hs_live_prefetch(const struct hs_live *l, uint64_t ptr)
 {
+	if (l->cap <= HS_LIVE_FIRST_SLOTS)
+		return;
 	/* asm: GCC drops __builtin_prefetch here as an access without effect */
 	__asm__ volatile("prefetcht0 %0" : : "m"(l->slots[hs_live_slot(l, ptr)]));
 }

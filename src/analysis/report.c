@@ -135,7 +135,7 @@ static void settle_address(struct pass *ps, uint64_t ptr)
 		hs_live_forget(&ps->live, &ps->pend_block[k]);
 		hs_pending_clear(&ps->pend, (unsigned)k);
 	}
-	if (ps->live.used && ps->live.slots[hs_live_slot(&ps->live, ptr)].ptr) {
+	if (ps->live.slots[hs_live_slot(&ps->live, ptr)].ptr) {
 		struct hs_live_block *b = hs_live_find(&ps->live, ptr);
 		if (b) {
 			settle(ps, b);
@@ -227,7 +227,7 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
 {
 	return ev->kind == HS_EVENT_ALLOC && fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid &&
-	       (!ps->live.used || ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0) &&
+	       ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0 &&
 	       hs_pending_find(&ps->pend, ev->ptr) < 0;
 }
 
@@ -295,10 +295,9 @@ static void rank(struct hs_report *rep)
 /* a few events ahead: enough misses in flight to hide memory latency, few enough for the fill buffers */
 #define AHEAD 16
 
-/* Not while the table is at its first size (1.5 MiB): the second-level cache holds it. */
 static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
 {
-	if (ps->live.cap > (1u << 16) && (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE))
+	if (ev->kind == HS_EVENT_ALLOC || ev->kind == HS_EVENT_FREE)
 		hs_live_prefetch(&ps->live, ev->ptr);
 }
 

@@ -230,26 +230,23 @@ static void sweep_stale(const char *dir)
 }
 
 /*
- * An inflated copy of the debug file at src in the cache, opened; or -1,
- * and the caller goes on with src. Written under a name of its own and
- * renamed, so that no run ever reads half a file.
+ * An inflated copy of the debug file open at src_fd in the cache, opened;
+ * or -1, and the caller goes on with src_fd. Written under a name of its
+ * own and renamed, so that no run ever reads half a file.
  */
-static int cache_inflated(const char *src, const char *dst, const unsigned char *id, int len)
+static int cache_inflated(int src_fd, const char *dst, const unsigned char *id, int len)
 {
 	char tmp[PATH_MAX + 32], dir[PATH_MAX];
 	struct statvfs vfs;
 	struct stat st;
-	int in_fd = -1, fd = -1, rc = -1;
+	int fd = -1, rc = -1;
 	Elf *in = NULL;
 	char *slash;
 
 	snprintf(dir, sizeof(dir), "%s", dst);
 	slash = strrchr(dir, '/');
-	if (!slash || mkdirs(dir, (size_t)(slash - dir)) < 0)
+	if (!slash || mkdirs(dir, (size_t)(slash - dir)) < 0 || fstat(src_fd, &st) < 0)
 		return -1;
-	in_fd = open(src, O_RDONLY | O_CLOEXEC);
-	if (in_fd < 0 || fstat(in_fd, &st) < 0)
-		goto out;
 	*slash = '\0';
 	/* an inflated file is about 2.5 times the compressed one */
 	if (statvfs(dir, &vfs) < 0 || (uint64_t)vfs.f_bavail * vfs.f_frsize < CACHE_FREE_MIN + 3 * (uint64_t)st.st_size)
@@ -259,7 +256,7 @@ static int cache_inflated(const char *src, const char *dst, const unsigned char 
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto out;
-	in = elf_begin(in_fd, ELF_C_READ_MMAP, NULL);
+	in = elf_begin(src_fd, ELF_C_READ_MMAP, NULL);
 	if (!in || write_inflated(in, fd) < 0 || rename(tmp, dst) < 0) {
 		unlink(tmp);
 		goto out;
@@ -267,8 +264,6 @@ static int cache_inflated(const char *src, const char *dst, const unsigned char 
 	rc = 0;
 out:
 	elf_end(in);
-	if (in_fd >= 0)
-		close(in_fd);
 	if (fd >= 0)
 		close(fd);
 	return rc < 0 ? -1 : open_matching(dst, id, len, NULL);
@@ -282,7 +277,7 @@ static int take(const char *path, const char *cached, const unsigned char *id, i
 	if (fd < 0)
 		return -1;
 	if (compressed && cached) {
-		int c = cache_inflated(path, cached, id, len);
+		int c = cache_inflated(fd, cached, id, len);
 		if (c >= 0) {
 			close(fd);
 			fd = c;
