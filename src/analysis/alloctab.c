@@ -50,7 +50,7 @@ struct pass {
 	 */
 	struct { uint64_t ptr, size; uint32_t idx; } recent[8];
 	unsigned recent_next;
-	struct hs_pending pend;         /* each thread's latest allocation (pending.h) */
+	struct hs_pending pend;         /* each thread's latest two allocations (pending.h) */
 	uint32_t pend_idx[HS_PENDING];  /* its table index */
 
 	/*
@@ -490,7 +490,7 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 	}
 	settle_address(ps, ev->ptr, ev->time_ns);
 	tidx = thread_index(ps, ev->tid);
-	k = tidx % HS_PENDING;
+	k = hs_pending_slot(&ps->pend, tidx);
 	if (hs_pending_taken(&ps->pend, k) && (rc = pending_flush(ps, k)) < 0)
 		return rc;
 	if ((rc = append(ps, &idx)) < 0)

@@ -25,7 +25,7 @@ struct pass {
 	size_t nthreads, threads_cap;
 	size_t last_thread;
 	uint32_t tid_memo[64];          /* tid % 64 -> 1 + its index: interleaved threads take turns */
-	struct hs_pending pend;                 /* each thread's latest allocation (pending.h) */
+	struct hs_pending pend;                 /* each thread's latest two allocations (pending.h) */
 	struct hs_live_block pend_block[HS_PENDING];
 };
 
@@ -173,7 +173,7 @@ static void on_alloc(struct pass *ps, const struct hs_event *ev)
 
 	settle_address(ps, ev->ptr);
 	t = thread_of(ps, ev->tid);
-	k = (unsigned)(t - ps->threads) % HS_PENDING;
+	k = hs_pending_slot(&ps->pend, (uint32_t)(t - ps->threads));
 	if (hs_pending_taken(&ps->pend, k))
 		pending_flush(ps, k);
 	hs_pending_set(&ps->pend, k, ev->ptr);
