@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../common/size.h"
 
 static const char usage[] =
 	"usage: heapscope record [-o FILE] [--sample BYTES] [--follow-fork] [--follow-exec] [--] PROGRAM [ARGS...]\n"
@@ -22,32 +23,6 @@ static const char usage[] =
 	"  --follow-fork    trace forked children too, each into its own file (FILE.PID)\n"
 	"  --follow-exec    keep tracing across exec, each program into its own file\n"
 	"  --time-resolution T  precision of event times: 1ns .. 1s (default 100us); finer costs trace size\n";
-
-/* 512, 512K, 4M, 1G */
-static int parse_size(const char *s, unsigned long long *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end || v == 0)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 /* The same forms the tracer accepts: a number of ns, or with ns, us, ms or s; 1 ns to 1 s. */
 static int parse_resolution(const char *s)
@@ -218,7 +193,7 @@ int hs_cmd_record(int argc, char **argv)
 	int follow_fork = 0, follow_exec = 0, i, status;
 	char lib[PATH_MAX], preload[2 * PATH_MAX + 16];
 	const char *old, *exe;
-	unsigned long long sample_bytes = 0;
+	uint64_t sample_bytes = 0;
 	pid_t pid;
 	time_t started;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
@@ -261,7 +236,7 @@ int hs_cmd_record(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	if (sample && parse_size(sample, &sample_bytes) < 0)
+	if (sample && (hs_parse_size(sample, &sample_bytes) < 0 || sample_bytes == 0))
 		return hs_die("bad sample size '%s': give a positive number of bytes, e.g. 512K or 1M", sample);
 	if (resolution && parse_resolution(resolution) < 0)
 		return hs_die("bad time resolution '%s': give 1ns to 1s, e.g. 250ns, 10us or 1ms", resolution);
@@ -280,7 +255,7 @@ int hs_cmd_record(int argc, char **argv)
 	setenv("HEAPSCOPE_OUTPUT", output, 1);
 	if (sample_bytes) {
 		char buf[32];
-		snprintf(buf, sizeof(buf), "%llu", sample_bytes);
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)sample_bytes);
 		setenv("HEAPSCOPE_SAMPLE", buf, 1);
 	} else {
 		unsetenv("HEAPSCOPE_SAMPLE");

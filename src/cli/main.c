@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "../analysis/oom.h"
+#include "../format/debuginfo.h"
 
 struct command {
 	const char *name;
@@ -68,6 +69,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	hs_oom_set_handler(out_of_memory);
+	if (hs_debug_cache_max(&(uint64_t){ 0 }) < 0)
+		return hs_die("bad HEAPSCOPE_CACHE_MAX '%s': give the debug-file cache's size, e.g. 500M or 4G",
+			      getenv("HEAPSCOPE_CACHE_MAX"));
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/size.h"
 #include "debuginfo.h"
 #include "reader-internal.h"
 
@@ -29,6 +30,10 @@
  *   (curl, gnutls, kerberos: twenty libraries, 6 ms) even with no server
  *   to ask. Only when DEBUGINFOD_URLS names one is that worth it.
  *
+ * - The cache holds at most HEAPSCOPE_CACHE_MAX bytes (2 GiB unless set):
+ *   past that, the files used least lately go. A hit marks its file used
+ *   (its mtime) at most once an hour, so that reading it costs no write.
+ *
  * The search is the standard one (GDB's and elfutils' rules): by build-id
  * under /usr/lib/debug/.build-id, then by .gnu_debuglink name beside the
  * file, in its .debug directory and under /usr/lib/debug; a candidate is
@@ -38,6 +43,8 @@
 #define DEBUG_ROOT "/usr/lib/debug"
 #define CACHE_FREE_MIN (1ull << 30)  /* leave a disk at least this much free */
 #define CACHE_STALE_S 600            /* a temporary file this old was left by a writer that died */
+#define CACHE_MAX_DEFAULT (2ull << 30)
+#define CACHE_TOUCH_S 3600           /* a hit marks its file used at most this often */
 
 static int want_debuginfod(void)
 {
@@ -229,6 +236,87 @@ static void sweep_stale(const char *dir)
 	closedir(d);
 }
 
+int hs_debug_cache_max(uint64_t *bytes)
+{
+	const char *v = getenv("HEAPSCOPE_CACHE_MAX");
+
+	*bytes = CACHE_MAX_DEFAULT;
+	return v ? hs_parse_size(v, bytes) : 0;
+}
+
+struct cached_file {
+	time_t used;
+	uint64_t size;
+	char name[2 + 1 + NAME_MAX + 1];   /* "ab/cdef...debug" */
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct cached_file *x = a, *y = b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/*
+ * Files of the cache's .build-id directory at root, the least lately used
+ * first, removed until the rest fit in max bytes; keep (just written) stays.
+ * Another process that has one of them open keeps reading it.
+ */
+static void evict(const char *root, uint64_t max, const char *keep)
+{
+	struct cached_file *f = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	DIR *top = opendir(root);
+	struct dirent *e;
+
+	if (!top)
+		return;
+	while ((e = readdir(top)) != NULL) {
+		DIR *sub;
+		struct dirent *g;
+		int fd;
+		if (e->d_name[0] == '.' || strlen(e->d_name) != 2)
+			continue;
+		if ((fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			continue;
+		if (!(sub = fdopendir(fd))) {
+			close(fd);
+			continue;
+		}
+		while ((g = readdir(sub)) != NULL) {
+			size_t len = strlen(g->d_name);
+			struct stat st;
+			if (len < 7 || strcmp(g->d_name + len - 6, ".debug") != 0 ||
+			    fstatat(dirfd(sub), g->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			if (n == cap) {
+				struct cached_file *m = realloc(f, (cap = cap ? 2 * cap : 64) * sizeof(*f));
+				if (!m)
+					break;
+				f = m;
+			}
+			f[n].used = st.st_mtime;
+			f[n].size = (uint64_t)st.st_size;
+			snprintf(f[n].name, sizeof(f[n].name), "%s/%s", e->d_name, g->d_name);
+			total += f[n++].size;
+		}
+		closedir(sub);
+	}
+	if (total > max) {
+		qsort(f, n, sizeof(*f), by_use);
+		for (size_t i = 0; i < n && total > max; i++) {
+			size_t k = strlen(keep), m = strlen(f[i].name);
+			if (k >= m && keep[k - m - 1] == '/' && !strcmp(keep + k - m, f[i].name))
+				continue;
+			if (unlinkat(dirfd(top), f[i].name, 0) == 0 || errno == ENOENT)
+				total -= f[i].size;
+		}
+	}
+	free(f);
+	closedir(top);
+}
+
 /*
  * An inflated copy of the debug file open at src_fd in the cache, opened;
  * or -1, and the caller goes on with src_fd. Written under a name of its
@@ -241,11 +329,13 @@ static int cache_inflated(int src_fd, const char *dst, const unsigned char *id, 
 	struct stat st;
 	int fd = -1, rc = -1;
 	Elf *in = NULL;
+	uint64_t max;
 	char *slash;
 
 	snprintf(dir, sizeof(dir), "%s", dst);
 	slash = strrchr(dir, '/');
-	if (!slash || mkdirs(dir, (size_t)(slash - dir)) < 0 || fstat(src_fd, &st) < 0)
+	if (!slash || hs_debug_cache_max(&max) < 0 || fstat(src_fd, &st) < 0 || (uint64_t)st.st_size > max ||
+	    mkdirs(dir, (size_t)(slash - dir)) < 0)
 		return -1;
 	*slash = '\0';
 	/* an inflated file is about 2.5 times the compressed one */
@@ -257,9 +347,16 @@ static int cache_inflated(int src_fd, const char *dst, const unsigned char *id, 
 	if (fd < 0)
 		goto out;
 	in = elf_begin(src_fd, ELF_C_READ_MMAP, NULL);
-	if (!in || write_inflated(in, fd) < 0 || rename(tmp, dst) < 0) {
+	/* a file the cache cannot hold even alone is read compressed, as without a cache */
+	if (!in || write_inflated(in, fd) < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_size > max ||
+	    rename(tmp, dst) < 0) {
 		unlink(tmp);
 		goto out;
+	}
+	/* dir is ".../.build-id/ab": the cache's .build-id directory is its parent */
+	if ((slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		evict(dir, max, dst);
 	}
 	rc = 0;
 out:
@@ -339,6 +436,9 @@ int hs_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GE
 		goto standard;
 	have_cache = cache_root(root, sizeof(root)) == 0 && build_id_path(cached, sizeof(cached), root, id, len) == 0;
 	if (have_cache && (fd = open_matching(cached, id, len, NULL)) >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && time(NULL) - st.st_mtime >= CACHE_TOUCH_S)
+			futimens(fd, NULL);   /* used now: the last to be evicted */
 		*debuginfo_file_name = strdup(cached);
 		return fd;
 	}

@@ -596,6 +596,54 @@ else
     sepdebug foreign "$SD/cache"
     if [ "$(readelf -n "$cached" 2>/dev/null | sed -n 's/.*Build ID: *//p')" = "$bid" ]; then ok symbols/sepdebug-foreign-replaced
     else fail symbols/sepdebug-foreign-replaced "the cache still holds another build's file at $cached"; fi
+    # a hit marks its file used (mtime), at most once an hour
+    touch -d '2 hours ago' "$cached"
+    sepdebug hit "$SD/cache"
+    age=$(( $(date +%s) - $(stat -c %Y "$cached" 2>/dev/null || echo 0) ))
+    if [ "$age" -lt 600 ]; then ok symbols/sepdebug-hit-marks-used
+    else fail symbols/sepdebug-hit-marks-used "the cached file's mtime is ${age}s old after a hit"; fi
+    # past HEAPSCOPE_CACHE_MAX the file used least lately goes: room for one file, a second build comes in
+    mkdir -p "$SD/bin2/.debug"
+    if { gcc -g -O1 -Wl,--build-id -o "$SD/bin2/basic" "$T/progs/basic.c" &&
+        objcopy --only-keep-debug --compress-debug-sections=zlib "$SD/bin2/basic" "$SD/bin2/.debug/basic.debug" &&
+        objcopy --strip-debug --add-gnu-debuglink="$SD/bin2/.debug/basic.debug" "$SD/bin2/basic"; } >"$SD/cc2.log" 2>&1 &&
+        (cd "$SD" && timeout 60 "$HS" record -o "$SD/sep2.hst" -- "$SD/bin2/basic") >/dev/null 2>"$SD/record2.err"; then
+        bid2=$(readelf -n "$SD/bin2/basic" | sed -n 's/.*Build ID: *//p')
+        cached2=$SD/cache/debug/.build-id/${bid2:0:2}/${bid2:2}.debug
+        size1=$(stat -c %s "$cached")
+        touch -d '2 hours ago' "$cached"
+        HEAPSCOPE_CACHE_MAX=$(( size1 * 3 / 2 )) HEAPSCOPE_CACHE_DIR=$SD/cache timeout 60 "$HS" report --json "$SD/sep2.hst" \
+            >"$SD/evict.json" 2>"$SD/evict.err"
+        $U sym_site symbols/sepdebug-evicting-report "$SD/evict.json" leaky_alloc basic.c "$line"
+        if [ "$bid2" != "$bid" ] && [ -s "$cached2" ] && [ ! -e "$cached" ]; then ok symbols/sepdebug-evicted-over-max
+        else fail symbols/sepdebug-evicted-over-max "cache holds: $(find "$SD/cache" -type f -printf '%P ' 2>&1)"; fi
+        # room for the new file and one more: of an old file and a recently used one, the old one goes
+        c3=$SD/cache3/debug/.build-id
+        mkdir -p "$c3/${bid:0:2}" "$c3/ff"
+        [ -s "$cached2" ] && cp "$SD/bin/basic" "$c3/${bid:0:2}/${bid:2}.debug"
+        head -c 1000 /dev/zero >"$c3/ff/recent.debug"
+        touch -d '3 hours ago' "$c3/${bid:0:2}/${bid:2}.debug"
+        touch -d '1 hour ago' "$c3/ff/recent.debug"
+        HEAPSCOPE_CACHE_MAX=$(( $(stat -c %s "$cached2" 2>/dev/null || echo 0) + 1500 )) HEAPSCOPE_CACHE_DIR=$SD/cache3 \
+            timeout 60 "$HS" report --json "$SD/sep2.hst" >/dev/null 2>&1
+        if [ -s "$c3/${bid2:0:2}/${bid2:2}.debug" ] && [ -e "$c3/ff/recent.debug" ] && [ ! -e "$c3/${bid:0:2}/${bid:2}.debug" ]
+        then ok symbols/sepdebug-evicted-least-used
+        else fail symbols/sepdebug-evicted-least-used "cache holds: $(find "$SD/cache3" -type f -printf '%P ' 2>&1)"; fi
+        # a file larger than the whole cache inflated (not compressed) is read compressed and not kept
+        HEAPSCOPE_CACHE_MAX=$(stat -c %s "$SD/bin2/.debug/basic.debug") HEAPSCOPE_CACHE_DIR=$SD/cache2 timeout 60 "$HS" report --json "$SD/sep2.hst" \
+            >"$SD/toobig.json" 2>"$SD/toobig.err"
+        if cmp -s "$SD/evict.json" "$SD/toobig.json" && [ -z "$(find "$SD/cache2" -type f 2>/dev/null)" ]; then
+            ok symbols/sepdebug-too-big-not-kept
+        else
+            fail symbols/sepdebug-too-big-not-kept "report differs or files kept: $(find "$SD/cache2" -type f -printf '%P ' 2>&1)"
+        fi
+    else
+        fail symbols/sepdebug-evicted-least-used "second build: $(first_line "$SD/cc2.log") $(first_line "$SD/record2.err")"
+    fi
+    # a malformed limit is refused with the fix
+    if ! HEAPSCOPE_CACHE_MAX=lots "$HS" report "$SD/sep.hst" >/dev/null 2>"$SD/badmax.err" &&
+        grep -q "bad HEAPSCOPE_CACHE_MAX 'lots'" "$SD/badmax.err"; then ok symbols/cache-max-malformed
+    else fail symbols/cache-max-malformed "got: $(first_line "$SD/badmax.err")"; fi
 fi
 
 if [ $HAVE_HS = 1 ]; then
