@@ -308,7 +308,7 @@ static int take_slot(struct pass *ps, uint32_t *idx)
 	return 0;
 }
 
-static int append(struct pass *ps, uint32_t *idx)
+static inline __attribute__((always_inline)) int append(struct pass *ps, uint32_t *idx)
 {
 	struct hs_alloctab *t = ps->t;
 	int rc;
@@ -353,7 +353,7 @@ static inline void emit(struct pass *ps, const struct hs_alloc *a, uint64_t seq,
 }
 
 /* The block of slot idx was freed at ns: its fate is known, and a sink gets it now. */
-static void retire(struct pass *ps, uint32_t idx, uint64_t ns)
+static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32_t idx, uint64_t ns)
 {
 	struct hs_alloc *a = hs_alloctab_at(ps->t, idx);
 	uint64_t size = hs_alloc_size(a);

@@ -40,21 +40,26 @@ static double weight(const struct hs_report *rep, uint64_t size)
 	return p > 0 ? 1.0 / p : 1.0;
 }
 
-static struct hs_site *site(struct pass *ps, uint32_t stack)
+static __attribute__((noinline)) struct hs_site *site_grow(struct hs_report *rep, uint32_t stack)
+{
+	uint32_t n = rep->nsites ? rep->nsites : 1024;
+
+	while (n <= stack)
+		n *= 2;
+	rep->sites = hs_xrealloc(rep->sites, n * sizeof(*rep->sites));
+	memset(rep->sites + rep->nsites, 0, (n - rep->nsites) * sizeof(*rep->sites));
+	for (uint32_t i = rep->nsites; i < n; i++)
+		rep->sites[i].stack = i;
+	rep->nsites = n;
+	return &rep->sites[stack];
+}
+
+/* Every allocation asks: the table grows out of line. */
+static inline struct hs_site *site(struct pass *ps, uint32_t stack)
 {
 	struct hs_report *rep = ps->rep;
 
-	if (stack >= rep->nsites) {
-		uint32_t n = rep->nsites ? rep->nsites : 1024;
-		while (n <= stack)
-			n *= 2;
-		rep->sites = hs_xrealloc(rep->sites, n * sizeof(*rep->sites));
-		memset(rep->sites + rep->nsites, 0, (n - rep->nsites) * sizeof(*rep->sites));
-		for (uint32_t i = rep->nsites; i < n; i++)
-			rep->sites[i].stack = i;
-		rep->nsites = n;
-	}
-	return &rep->sites[stack];
+	return stack < rep->nsites ? &rep->sites[stack] : site_grow(rep, stack);
 }
 
 /*
