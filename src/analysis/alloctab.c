@@ -54,6 +54,17 @@ struct pass {
 	uint32_t pend_idx[HS_PENDING];  /* its table index */
 
 	/*
+	 * The peak: the allocations numbered below peak_end were made at or
+	 * before it (0: no peak yet); table only, the blocks freed since that
+	 * have HS_ALLOC_AT_PEAK set (they were live at it): a later peak clears
+	 * it on them, since they were freed before that one.
+	 */
+	uint64_t peak_end;
+	int oom;
+	uint32_t *at_peak;
+	uint64_t nat_peak, at_peak_cap;
+
+	/*
 	 * Streaming (a sink): slots of the table are reused once their block's
 	 * fate went out, so the table holds only live blocks; per slot, the
 	 * allocation's sequence number and HS_ALLOC_* flags. Free slots are
@@ -346,10 +357,25 @@ static inline void emit(struct pass *ps, const struct hs_alloc *a, uint64_t seq,
 
 	f->a = *a;
 	f->seq = seq;
-	f->peak_ns = ps->t->peak_ns;
+	f->peak_rises = ps->t->peak_rises;
 	f->flags = flags;
 	if (++ps->nfates == FATES)
 		flush_fates(ps);
+}
+
+static void note_at_peak(struct pass *ps, uint32_t idx)
+{
+	if (ps->nat_peak == ps->at_peak_cap) {
+		uint64_t cap = ps->at_peak_cap ? 2 * ps->at_peak_cap : 1024;
+		uint32_t *p = realloc(ps->at_peak, cap * sizeof(*p));
+		if (!p) {
+			ps->oom = 1;
+			return;
+		}
+		ps->at_peak = p;
+		ps->at_peak_cap = cap;
+	}
+	ps->at_peak[ps->nat_peak++] = idx;
 }
 
 /* The block of slot idx was freed at ns: its fate is known, and a sink gets it now. */
@@ -359,6 +385,11 @@ static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32
 	uint64_t size = hs_alloc_size(a);
 
 	a->f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
+	if ((ps->sink ? ps->seq[idx] : idx) < ps->peak_end) {
+		a->f |= HS_ALLOC_AT_PEAK;
+		if (!ps->sink)
+			note_at_peak(ps, idx);
+	}
 	if (ps->t->sample_bytes)
 		ps->heap_est -= (double)size * hs_alloctab_weight(ps->t, size);
 	else
@@ -370,27 +401,41 @@ static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32
 	}
 }
 
-/* Fills a new table entry (f: the address while live, or the free time) and counts it into the heap. */
-static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f)
+/* The allocation numbered seq made a new peak: the blocks freed since the last one were not live at this one. */
+static void new_peak(struct pass *ps, const struct hs_event *ev, uint64_t seq)
+{
+	for (uint64_t i = 0; i < ps->nat_peak; i++)
+		hs_alloctab_at(ps->t, ps->at_peak[i])->f &= ~HS_ALLOC_AT_PEAK;
+	ps->nat_peak = 0;
+	ps->peak_end = seq + 1;
+	ps->t->peak_ns = ev->time_ns;
+	ps->t->peak_rises++;
+}
+
+/*
+ * Fills a new table entry (f: the address while live, or the free time)
+ * for allocation number seq and counts it into the heap.
+ */
+static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f, uint64_t seq)
 {
 	struct hs_alloctab *t = ps->t;
 
 	a->a = clamp_time(ev->time_ns) | (uint64_t)thread_index(ps, ev->tid) << 48;
-	a->f = f | (ev->size >> 32 & 0xffff) << 48;
+	a->f = f | (ev->size >> 32 & HS_ALLOC_SIZE_HI) << 48;
 	a->size_lo = (uint32_t)ev->size;
 	a->stack = ev->stack;
 	if (t->sample_bytes) {
 		ps->heap_est += (double)ev->size * hs_alloctab_weight(t, ev->size);
 		if (ps->heap_est > t->peak_heap) {
 			t->peak_heap = ps->heap_est;
-			t->peak_ns = ev->time_ns;
+			new_peak(ps, ev, seq);
 		}
 	} else {
 		ps->heap += ev->size;
 		if (ps->heap > ps->peak) {
 			ps->peak = ps->heap;
 			t->peak_heap = (double)ps->heap;
-			t->peak_ns = ev->time_ns;
+			new_peak(ps, ev, seq);
 		}
 	}
 }
@@ -497,7 +542,7 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 		return rc;
 	if (ps->sink)
 		ps->flags[idx] = (uint8_t)link;
-	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK);
+	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, ps->sink ? ps->seq[idx] : idx);
 	hs_pending_set(&ps->pend, k, ev->ptr);
 	ps->pend_idx[k] = idx;
 	return 0;
@@ -516,18 +561,21 @@ static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_e
 
 	if (ps->sink) {
 		/* its fate is known already: straight to the sink, no slot */
-		fill(ps, &one, ev, clamp_time(fr->time_ns));
+		fill(ps, &one, ev, clamp_time(fr->time_ns), ps->t->n);
 		if (ps->t->sample_bytes)
 			ps->heap_est -= (double)ev->size * hs_alloctab_weight(ps->t, ev->size);
 		else
 			ps->heap -= ev->size;
+		/* live at the peak only if it made it, the latest allocation */
+		if (ps->peak_end == ps->t->n + 1)
+			one.f |= HS_ALLOC_AT_PEAK;
 		emit(ps, &one, ps->t->n++, 0);
 		return 0;
 	}
 	if ((rc = append(ps, &idx)) < 0)
 		return rc;
 	a = hs_alloctab_at(ps->t, idx);
-	fill(ps, a, ev, clamp_time(fr->time_ns));
+	fill(ps, a, ev, clamp_time(fr->time_ns), idx);
 	retire(ps, idx, fr->time_ns);
 	return 0;
 }
@@ -657,6 +705,10 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 			rc = ps.sink_rc;
 			goto out;
 		}
+		if (ps.oom) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		t->events += (uint64_t)n;
 		if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
 			progress(arg, hs_reader_offset(r));
@@ -669,6 +721,8 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 				uint32_t idx = ps.live.slots[i].idx;
 				struct hs_alloc *a = hs_alloctab_at(t, idx);
 				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
+				if ((ps.sink ? ps.seq[idx] : idx) < ps.peak_end)
+					a->f |= HS_ALLOC_AT_PEAK;
 				if (ps.sink)
 					emit(&ps, a, ps.seq[idx], ps.flags[idx]);
 			}
@@ -677,8 +731,11 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 		if (rc == 0 && ps.sink_rc < 0)
 			rc = ps.sink_rc;
 	}
+	if (rc == 0 && ps.oom)
+		rc = -ENOMEM;
 out:
 	free(ps.live.slots);
+	free(ps.at_peak);
 	free(ps.seq);
 	free(ps.flags);
 	free(ps.free_bits);

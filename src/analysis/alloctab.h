@@ -13,7 +13,8 @@
  * hours; later times saturate), which leaves room to pack the thread and
  * the high bits of the size into the same words:
  *   a = alloc time | thread index << 48
- *   f = free time (HS_ALLOC_NEVER: never freed) | size bits 32..47 << 48
+ *   f = free time (HS_ALLOC_NEVER: never freed) | size bits 32..46 << 48
+ *       | HS_ALLOC_AT_PEAK
  * While the table is being built, f holds the block's address instead of
  * a free time, so the live-block index needs no key of its own.
  */
@@ -26,6 +27,14 @@ struct hs_alloc {
 
 #define HS_ALLOC_TIME_MASK ((1ull << 48) - 1)
 #define HS_ALLOC_NEVER HS_ALLOC_TIME_MASK
+#define HS_ALLOC_SIZE_HI 0x7fffull   /* sizes below 2^47: no address space holds more */
+/*
+ * Live at the peak: allocated at or before the event that made the peak
+ * heap and freed after it, in the trace's order. Exact whatever the time
+ * resolution: many events share the peak's unit of time, and which of
+ * them came before the peak only their order says.
+ */
+#define HS_ALLOC_AT_PEAK (1ull << 63)
 #define HS_ALLOCTAB_SHIFT 18 /* allocations per block: 2^18, 6 MiB = 3 huge pages */
 
 /* A realloc that replaced block `from` by block `to` (table indexes): one link of a growing chain. */
@@ -53,6 +62,7 @@ struct hs_alloctab {
 	uint64_t sample_bytes;       /* 0: every call recorded; else weights are 1/p(size) */
 	uint64_t end_ns;             /* time of the last event */
 	uint64_t peak_ns;            /* moment of peak heap (all allocations, weighted) */
+	uint64_t peak_rises;         /* how many events raised the peak: the last one made it */
 	double peak_heap;
 	uint64_t untracked_frees;    /* frees of blocks allocated before tracing, or late */
 	uint64_t events;
@@ -82,8 +92,10 @@ void hs_alloctab_free(struct hs_alloctab *t);
  * allocation answers: the same pass hands each allocation to sink once its
  * fate is known (freed, or never freed at the end), in that order and in
  * batches, with its sequence number (its index in the table
- * hs_alloctab_load would build), HS_ALLOC_* flags and the peak heap's time
- * so far. Only live blocks are kept meanwhile, so memory follows the live
+ * hs_alloctab_load would build), HS_ALLOC_* flags and how many times the
+ * peak had risen when it went out: its HS_ALLOC_AT_PEAK is for that peak,
+ * and every fate that went out before a later rise was freed before the
+ * later peak. Only live blocks are kept meanwhile, so memory follows the live
  * set, not the trace. t gets every field but the table and its links (n
  * counts the allocations). A sink's error stops the pass and is returned.
  */
@@ -92,7 +104,7 @@ void hs_alloctab_free(struct hs_alloctab *t);
 struct hs_fate {
 	struct hs_alloc a;      /* f: the free time, or HS_ALLOC_NEVER */
 	uint64_t seq;
-	uint64_t peak_ns;       /* the moment of peak heap among the events before this fate went out */
+	uint64_t peak_rises;    /* t->peak_rises when this fate went out */
 	uint32_t flags;
 };
 typedef int (*hs_alloctab_sink)(void *arg, const struct hs_fate *fates, size_t n);
@@ -132,7 +144,12 @@ static inline int hs_alloc_leaked(const struct hs_alloc *a)
 
 static inline uint64_t hs_alloc_size(const struct hs_alloc *a)
 {
-	return (uint64_t)a->size_lo | (a->f >> 48) << 32;
+	return (uint64_t)a->size_lo | (a->f >> 48 & HS_ALLOC_SIZE_HI) << 32;
+}
+
+static inline int hs_alloc_at_peak(const struct hs_alloc *a)
+{
+	return (int)(a->f >> 63);
 }
 
 static inline uint32_t hs_alloc_thread(const struct hs_alloc *a)

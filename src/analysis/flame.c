@@ -213,7 +213,7 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 	memset(fl, 0, sizeof(*fl));
 	fl->weight = weight;
 	fl->down = down;
-	fl->at_ns = at_ns;
+	fl->at_ns = at_ns == HS_AT_PEAK ? t->peak_ns : at_ns;
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
 		uint64_t size;
@@ -224,7 +224,8 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 			continue;
 		if (weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
 			continue;
-		if (weight == HS_WEIGHT_LIVE && (hs_alloc_time(a) > at_ns || hs_alloc_free_time(a) <= at_ns))
+		if (weight == HS_WEIGHT_LIVE && (at_ns == HS_AT_PEAK ? !hs_alloc_at_peak(a) :
+						 hs_alloc_time(a) > at_ns || hs_alloc_free_time(a) <= at_ns))
 			continue;
 		size = hs_alloc_size(a);
 		w = c = t->sample_bytes ? hs_alloctab_weight(t, size) : 1.0;

@@ -33,7 +33,7 @@ struct hs_flame_node {
 struct hs_flame {
 	enum hs_flame_weight weight;
 	int down;                 /* 1: allocation sites at the root, callers below (icicle) */
-	uint64_t at_ns;           /* HS_WEIGHT_LIVE: the moment */
+	uint64_t at_ns;           /* HS_WEIGHT_LIVE: the moment (the peak's time for HS_AT_PEAK) */
 	double *w;                /* folded backtrace id -> weight */
 	double *c;                /* folded backtrace id -> allocations */
 	uint32_t nw;
@@ -50,6 +50,9 @@ struct hs_flame {
 	unsigned name_map_bits;
 	uint32_t depth;           /* deepest node, root = 0 */
 };
+
+/* at_ns of "live at the peak": the blocks live at the event that made it (HS_ALLOC_AT_PEAK), not at its time */
+#define HS_AT_PEAK UINT64_MAX
 
 /*
  * Sums the filtered allocations per folded backtrace, then merges them into

@@ -203,13 +203,10 @@ void hs_timeline_free(struct hs_timeline *tl)
 /*
  * Streaming: rows of top and a difference array per stack id as the fates
  * come, merged per key once the stacks are known. The contribution at the
- * peak needs the peak before the pass ends: each block is weighed against
- * the peak so far when it goes out, and a later peak restarts the sums (an
- * epoch per stack), which is exact as long as no block that went out
- * earlier was freed after the new peak's time. A late event can break
- * that: the latest 65,536 freed blocks gone out are kept and weighed
- * again; should the peak come before a free older than those, the finish
- * says -EAGAIN and the table must be used.
+ * peak needs the peak before the pass ends: each block comes weighed
+ * against the peak so far (HS_ALLOC_AT_PEAK), and a later peak restarts
+ * the sums (an epoch per stack), since every block that went out before
+ * it was freed before it.
  */
 struct per_stack {
 	struct hs_top_row row;   /* peak_bytes: for epoch only */
@@ -221,19 +218,12 @@ struct per_stack {
 struct hs_timeline_stream {
 	struct hs_filter *f;
 	struct hs_alloctab t;    /* end_ns and sample_bytes */
-	int all, inexact;
+	int all;
 	uint32_t n, ngroups;
 	struct moments m;
 	enum hs_top_sort sort;
-	uint64_t peak, last_out;          /* peak time the sums are for; latest free time gone out */
+	uint64_t peak_rises;              /* of the peak the sums are for */
 	uint32_t epoch;
-	/*
-	 * The latest freed blocks gone out, for a peak that an event coming late
-	 * puts before some of their frees: they are weighed again against it.
-	 * forgot: the latest free among those that dropped out of the ring.
-	 */
-	struct gone { uint64_t t0, t1; double b; uint32_t stack; } *gone;
-	uint64_t ngone, forgot;
 	double *heap, *filtered;
 	struct per_stack **stacks;
 	uint32_t nstacks;
@@ -242,8 +232,6 @@ struct hs_timeline_stream {
 
 /* Per-stack series beyond this much memory: the table costs less. */
 #define STREAM_CAP ((size_t)512 << 20)
-/* Freed blocks kept for a late peak: events come late by the writer's hold (0.2 ms) or a preemption, not more. */
-#define GONE (1u << 16)
 
 int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
 			     uint32_t npoints, uint32_t ngroups, enum hs_top_sort sort)
@@ -264,8 +252,7 @@ int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *
 	ts->all = hs_filter_passes_all(f);
 	ts->heap = calloc(npoints + 1, sizeof(double));
 	ts->filtered = calloc(npoints + 1, sizeof(double));
-	ts->gone = malloc(GONE * sizeof(*ts->gone));
-	return ts->heap && ts->filtered && ts->gone ? 0 : -ENOMEM;
+	return ts->heap && ts->filtered ? 0 : -ENOMEM;
 }
 
 static struct hs_top_row *row_now(struct hs_timeline_stream *ts, struct per_stack *p)
@@ -277,23 +264,7 @@ static struct hs_top_row *row_now(struct hs_timeline_stream *ts, struct per_stac
 	return &p->row;
 }
 
-/* A peak before some frees gone out (an event came late): the blocks still alive at it count again. */
-static void weigh_gone(struct hs_timeline_stream *ts)
-{
-	uint64_t n = ts->ngone < GONE ? ts->ngone : GONE;
-
-	if (ts->forgot > ts->peak) {
-		ts->inexact = 1;
-		return;
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		const struct gone *g = &ts->gone[i];
-		if (g->t0 <= ts->peak && g->t1 > ts->peak)
-			row_now(ts, ts->stacks[g->stack])->peak_bytes += g->b;
-	}
-}
-
-static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a, uint64_t seq, uint64_t peak_ns)
+static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a, uint64_t seq, uint64_t peak_rises)
 {
 	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
 	uint32_t n = ts->n, k1 = first_at(&ts->m, t0), k2 = t1 < t0 ? first_at(&ts->m, t1) : death_at(&ts->m, k1, t1);
@@ -301,12 +272,10 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	struct per_stack *p;
 	struct hs_top_row *r;
 
-	if (peak_ns != ts->peak) {
-		/* a new peak: what went out so far was freed before it, unless an event came late */
-		ts->peak = peak_ns;
+	if (peak_rises != ts->peak_rises) {
+		/* a new peak: what went out so far was freed before it */
+		ts->peak_rises = peak_rises;
 		ts->epoch++;
-		if (ts->last_out > peak_ns)
-			weigh_gone(ts);
 	}
 	if (k1 != k2)
 		span(ts->heap, k1, k2, b);
@@ -336,21 +305,7 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	r = row_now(ts, p);
 	if (seq < r->first)
 		r->first = seq;
-	hs_top_row_add(r, t0, t1, ts->peak, w, b);
-	/*
-	 * A block allocated and freed in the same unit of the trace's time
-	 * resolution (most of them) is alive at no moment a peak can have:
-	 * only the others go in the ring, which then passes through the cache
-	 * far less often.
-	 */
-	if (t1 != HS_ALLOC_NEVER && t1 != t0) {
-		struct gone *g = &ts->gone[ts->ngone++ % GONE];
-		if (ts->ngone > GONE && g->t1 > ts->forgot)
-			ts->forgot = g->t1;
-		*g = (struct gone){ t0, t1, b, a->stack };
-	}
-	if (t1 != HS_ALLOC_NEVER && t1 > ts->last_out)
-		ts->last_out = t1;
+	hs_top_row_add(r, t1, hs_alloc_at_peak(a), w, b);
 	p->records++;
 	if (k1 != k2) {
 		if (!ts->all)
@@ -365,7 +320,7 @@ int hs_timeline_sink(void *arg, const struct hs_fate *fates, size_t n)
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
-		if ((rc = timeline_one(arg, &fates[i].a, fates[i].seq, fates[i].peak_ns)) < 0)
+		if ((rc = timeline_one(arg, &fates[i].a, fates[i].seq, fates[i].peak_rises)) < 0)
 			return rc;
 	return 0;
 }
@@ -380,8 +335,8 @@ int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline 
 	int rc;
 
 	memset(tl, 0, sizeof(*tl));
-	/* the sums were for the peak the pass ended with: the table's */
-	if (ts->inexact || ts->peak != t->peak_ns)
+	/* the sums were for the peak the pass ended with (its block went out, freed or not) */
+	if (ts->peak_rises != t->peak_rises)
 		return -EAGAIN;
 	if ((rc = hs_filter_prepare(ts->f, t, st)) < 0)
 		goto out;
@@ -447,6 +402,5 @@ void hs_timeline_stream_free(struct hs_timeline_stream *ts)
 	free(ts->stacks);
 	free(ts->heap);
 	free(ts->filtered);
-	free(ts->gone);
 	free(ts);
 }

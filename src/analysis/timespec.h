@@ -25,6 +25,12 @@ struct hs_timespec {
 #define HS_TIMESPEC_FORMS "1.5s, 250ms, 40us, 100ns, 2min, 98% (of the run), peak, end, or peak/end +/- a duration"
 #define HS_DURATION_FORMS "1.5s, 250ms, 40us, 100ns, 2min or 2% (of the run)"
 
+/* "peak" itself: the event that made the peak heap, which its unit of time does not pin down. */
+static inline int hs_timespec_is_peak(const struct hs_timespec *t)
+{
+	return t->anchor == HS_TIME_PEAK && t->offset_ns == 0;
+}
+
 /* Parses a point in time; duration=1 parses a duration (no peak/end). Returns 0 or -EINVAL. */
 int hs_timespec_parse(struct hs_timespec *t, const char *s, int duration);
 

@@ -9,10 +9,10 @@ const char *const hs_top_sort_names[HS_SORT_COUNT] = { "calls", "bytes", "peak",
 
 static inline void add(struct hs_top_row *row, const struct hs_alloctab *t, const struct hs_alloc *a)
 {
-	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
+	uint64_t size = hs_alloc_size(a);
 	double w = t->sample_bytes ? hs_alloctab_weight(t, size) : 1.0, b = (double)size * w;
 
-	hs_top_row_add(row, t0, t1, t->peak_ns, w, b);
+	hs_top_row_add(row, hs_alloc_free_time(a), hs_alloc_at_peak(a), w, b);
 }
 
 static double sort_key(const struct hs_top_row *r, enum hs_top_sort s)

@@ -32,12 +32,12 @@ struct hs_top {
 
 extern const char *const hs_top_sort_names[HS_SORT_COUNT];
 
-/* One allocation (times t0, t1; weight w; w * size bytes b) into a row, against the peak at peak_ns. */
-static inline void hs_top_row_add(struct hs_top_row *row, uint64_t t0, uint64_t t1, uint64_t peak_ns, double w, double b)
+/* One allocation (free time t1; live at the peak or not; weight w; w * size bytes b) into a row. */
+static inline void hs_top_row_add(struct hs_top_row *row, uint64_t t1, int at_peak, double w, double b)
 {
 	row->calls += w;
 	row->bytes += b;
-	if (t0 <= peak_ns && t1 > peak_ns)
+	if (at_peak)
 		row->peak_bytes += b;
 	if (t1 == HS_ALLOC_NEVER) {
 		row->leaked_count += w;

@@ -135,7 +135,7 @@ int hs_cmd_flame(int argc, char **argv)
 	if (rc == 2) {
 		if ((rc = hs_cli_trace_open(&tr, path, &f, HS_BY_BACKTRACE)) != 0)
 			goto out;
-		at_ns = hs_timespec_resolve(&at_spec, tr.tab.end_ns, tr.tab.peak_ns);
+		at_ns = hs_timespec_is_peak(&at_spec) ? HS_AT_PEAK : hs_timespec_resolve(&at_spec, tr.tab.end_ns, tr.tab.peak_ns);
 		if (hs_flame_build(&fl, &tr.tab, &f, &tr.st, (enum hs_flame_weight)weight, at_ns, down) < 0) {
 			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 			goto out;
@@ -153,7 +153,8 @@ int hs_cmd_flame(int argc, char **argv)
 			 weight == HS_WEIGHT_COUNT ? "allocation count" : weight == HS_WEIGHT_LEAKED ? "leaked memory"
 			 : weight == HS_WEIGHT_LIVE ? "live memory" : "allocated memory", path);
 		if (weight == HS_WEIGHT_LIVE)
-			snprintf(sub, sizeof(sub), "live at %s%s%s; %s", hs_fmt_duration(tbuf, sizeof(tbuf), at_ns),
+			snprintf(sub, sizeof(sub), "live at %s%s%s%s; %s", hs_fmt_duration(tbuf, sizeof(tbuf), fl.at_ns),
+				 at_ns == HS_AT_PEAK ? " (the peak)" : "",
 				 f.desc[0] ? ", filter: " : "", f.desc, down ? "allocation sites on top, callers below" : "from main up");
 		else
 			snprintf(sub, sizeof(sub), "%s%s%s", f.desc[0] ? "filter: " : "", f.desc,

@@ -99,7 +99,7 @@ int hs_cmd_timeline(int argc, char **argv)
 		sm.o = &o;
 		rc = hs_cli_stream(&tr, path, &f, o.by, &sk);
 		if (rc == 0 && (e = hs_timeline_stream_finish(sm.ts, &tl, &tr.tab, &tr.st)) < 0)
-			rc = e == -EAGAIN ? hs_cli_stream_fall_back(path, "an event that came late makes the peak uncertain")
+			rc = e == -EAGAIN ? hs_cli_stream_fall_back(path, "the peak the sums are for is not the last")
 					  : hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		hs_timeline_stream_free(sm.ts);
 		if (rc == 1)

@@ -540,14 +540,14 @@ static void info_json(FILE *f, struct hs_api *api)
 	}
 }
 
-/* The moment of weight=live in one trace: times like peak resolve in each trace. */
+/* The moment of weight=live in one trace (HS_AT_PEAK by default): times like peak+1s resolve in each trace. */
 static uint64_t live_at(const struct hs_api_trace *tr, const struct request *q)
 {
-	struct hs_timespec peak = { .anchor = HS_TIME_PEAK };
-
 	if (q->weight != HS_WEIGHT_LIVE)
 		return 0;
-	return hs_timespec_resolve(q->have_at ? &q->at : &peak, tr->tab->end_ns, tr->tab->peak_ns);
+	if (!q->have_at || hs_timespec_is_peak(&q->at))
+		return HS_AT_PEAK;
+	return hs_timespec_resolve(&q->at, tr->tab->end_ns, tr->tab->peak_ns);
 }
 
 struct child {
@@ -658,7 +658,7 @@ static int flame_json(FILE *f, struct hs_api_trace *tr, struct request *q, struc
 	fputs(", \"filter\": ", f);
 	hs_json_string(f, q->f.desc);
 	fprintf(f, ", \"weight\": \"%s\", \"direction\": \"%s\", \"at_ns\": %llu, \"min\": %g, \"total\": %.0f, \"count\": %.0f,\n \"root\": ",
-		hs_flame_weight_names[q->weight], q->down ? "down" : "up", (unsigned long long)at_ns, q->min, fl.total, fl.count);
+		hs_flame_weight_names[q->weight], q->down ? "down" : "up", (unsigned long long)fl.at_ns, q->min, fl.total, fl.count);
 	if ((rc = flame_node(f, &fl, 0, q->min * fl.total)) < 0)
 		goto out;
 	fputs("}\n", f);
@@ -971,7 +971,7 @@ static int flame_compare_json(FILE *f, struct hs_api *api, struct request *q, st
 	hs_json_string(f, q->f.desc);
 	fprintf(f, ", \"weight\": \"%s\", \"direction\": \"%s\", \"at_ns\": %llu, \"base_at_ns\": %llu, \"min\": %g,\n"
 		   " \"total\": %.0f, \"count\": %.0f, \"base_total\": %.0f, \"base_count\": %.0f,\n \"root\": ",
-		hs_flame_weight_names[q->weight], q->down ? "down" : "up", (unsigned long long)nat, (unsigned long long)bat, q->min,
+		hs_flame_weight_names[q->weight], q->down ? "down" : "up", (unsigned long long)fn.at_ns, (unsigned long long)fb.at_ns, q->min,
 		fn.total, fn.count, fb.total, fb.count);
 	if ((rc = diff_node(f, &p, 0, q->min * (fn.total > fb.total ? fn.total : fb.total))) < 0)
 		goto out;

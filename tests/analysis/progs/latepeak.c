@@ -1,14 +1,14 @@
 /*
  * latepeak.c - writes a trace whose peak is made by an event that came late:
  * thread 2's allocation is stamped before thread 1's free that precedes it
- * in the file, so a block already gone out (freed after the peak's time)
- * was alive at the peak. Around it, enough other blocks come and go that
- * the late one is not among the last few. Usage: latepeak [far] OUT.hst;
- * far: 70,000 more blocks (of a third thread, each alive for 1 ns) are
- * freed after A and before the late C, all after C's time: more than a
- * streaming pass keeps for such a peak. instant: the same 70,000 blocks
- * allocated and freed at one moment, by thread 1: alive at no moment, they
- * take no room, and streaming answers exactly.
+ * in the file, so a block already gone out was freed after the peak's time
+ * but before the peak in the file's order, the one the heap is summed in:
+ * it is not live at the peak. Around it, enough other blocks come and go
+ * that the late one is not among the last few. Usage: latepeak [far]
+ * OUT.hst; far: 70,000 more blocks (of a third thread, each alive for
+ * 1 ns) are freed after A and before the late C, all after C's time.
+ * instant: the same 70,000 blocks allocated and freed at one moment, by
+ * thread 1.
  */
 #include <string.h>
 
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 		tb_alloc(&t, ts + 2000, 1, HS_FN_MALLOC, 0x40000000, 16, 2, 0);
 		tb_free_rec(&t, ts + 2000, 1, HS_FN_FREE, 0x40000000);
 	}
-	/* ... then thread 2's C, stamped at ts + 1000: late. B + C = 250, the new peak, at a time A was alive */
+	/* ... then thread 2's C, stamped at ts + 1000: late. B + C = 250, the new peak, after A's free in the file */
 	tb_alloc(&t, ts + 1000, 2, HS_FN_MALLOC, 0x30000000, 150, 4, 0);
 	ts += 3000;
 	tb_free_rec(&t, ts, 2, HS_FN_FREE, 0x30000000);
