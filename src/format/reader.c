@@ -815,10 +815,15 @@ static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 	while (got < n) {
 		/* the usual records straight from the streams, without the per-call work of hs_reader_next */
 		while (got < n && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE]) {
-			if (fast_one(r, &ev[got]))
+			/* a thread switch first: interleaved threads write one every other event */
+			if (*r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
+				if (!fast_thread(r))
+					break;
+			} else if (fast_one(r, &ev[got])) {
 				got++;
-			else if (!fast_thread(r))
+			} else {
 				break;
+			}
 		}
 		if (got == n)
 			break;
