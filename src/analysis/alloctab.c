@@ -67,7 +67,9 @@ struct pass {
 	/*
 	 * Streaming (a sink): slots of the table are reused once their block's
 	 * fate went out, so the table holds only live blocks; per slot, the
-	 * allocation's sequence number and HS_ALLOC_* flags. Free slots are
+	 * allocation's sequence number with its HS_ALLOC_* flags in the top
+	 * two bits (one array: a free whose slot went cold misses once less,
+	 * a tenth of a streaming replay of sqlite). Free slots are
 	 * taken in address order from a moving cursor, not last-freed first:
 	 * blocks freed together (a container's elements) are often allocated
 	 * and freed again in order, and their slots should stay in that order
@@ -79,10 +81,16 @@ struct pass {
 	struct hs_fate *fates;                /* gone out, for the sink in batches */
 	unsigned nfates;
 	uint64_t *seq;
-	uint8_t *flags;
 	uint64_t *free_bits;                  /* bit per slot: free */
 	uint32_t nfree, slots, cursor;        /* slots: how many exist */
 };
+
+#define SEQ_FLAGS 62   /* streaming: a slot's HS_ALLOC_* flags, above its sequence number */
+
+static inline uint64_t slot_seq(const struct pass *ps, uint32_t idx)
+{
+	return ps->seq[idx] & ((1ull << SEQ_FLAGS) - 1);
+}
 
 /* Appends one element to an array that doubles at powers of two. */
 static int push(void *arrp, uint64_t *n, size_t size, const void *elem)
@@ -298,15 +306,11 @@ static int take_slot(struct pass *ps, uint32_t *idx)
 		if ((ps->slots & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0) {
 			uint64_t cap = (uint64_t)(t->nblocks + 1) << HS_ALLOCTAB_SHIFT;
 			uint64_t *nseq, *nfb;
-			uint8_t *nfl;
 			if ((rc = add_block(t)) < 0)
 				return rc;
 			if (!(nseq = realloc(ps->seq, cap * sizeof(*nseq))))
 				return -ENOMEM;
 			ps->seq = nseq;
-			if (!(nfl = realloc(ps->flags, cap)))
-				return -ENOMEM;
-			ps->flags = nfl;
 			if (!(nfb = realloc(ps->free_bits, cap / 8)))
 				return -ENOMEM;
 			memset(nfb + (cap / 64 - (1u << HS_ALLOCTAB_SHIFT) / 64), 0, (1u << HS_ALLOCTAB_SHIFT) / 8);
@@ -315,7 +319,6 @@ static int take_slot(struct pass *ps, uint32_t *idx)
 		*idx = ps->slots++;
 	}
 	ps->seq[*idx] = t->n++;
-	ps->flags[*idx] = 0;
 	return 0;
 }
 
@@ -385,7 +388,7 @@ static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32
 	uint64_t size = hs_alloc_size(a);
 
 	a->f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
-	if ((ps->sink ? ps->seq[idx] : idx) < ps->peak_end) {
+	if ((ps->sink ? slot_seq(ps, idx) : idx) < ps->peak_end) {
 		a->f |= HS_ALLOC_AT_PEAK;
 		if (!ps->sink)
 			note_at_peak(ps, idx);
@@ -395,7 +398,7 @@ static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32
 	else
 		ps->heap -= size;
 	if (ps->sink) {
-		emit(ps, a, ps->seq[idx], ps->flags[idx]);
+		emit(ps, a, slot_seq(ps, idx), (unsigned)(ps->seq[idx] >> SEQ_FLAGS));
 		ps->free_bits[idx / 64] |= 1ull << (idx % 64);
 		ps->nfree++;
 	}
@@ -541,8 +544,8 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 	if ((rc = append(ps, &idx)) < 0)
 		return rc;
 	if (ps->sink)
-		ps->flags[idx] = (uint8_t)link;
-	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, ps->sink ? ps->seq[idx] : idx);
+		ps->seq[idx] |= (uint64_t)link << SEQ_FLAGS;
+	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, ps->sink ? slot_seq(ps, idx) : idx);
 	hs_pending_set(&ps->pend, k, ev->ptr);
 	ps->pend_idx[k] = idx;
 	return 0;
@@ -721,10 +724,10 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 				uint32_t idx = ps.live.slots[i].idx;
 				struct hs_alloc *a = hs_alloctab_at(t, idx);
 				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
-				if ((ps.sink ? ps.seq[idx] : idx) < ps.peak_end)
+				if ((ps.sink ? slot_seq(&ps, idx) : idx) < ps.peak_end)
 					a->f |= HS_ALLOC_AT_PEAK;
 				if (ps.sink)
-					emit(&ps, a, ps.seq[idx], ps.flags[idx]);
+					emit(&ps, a, slot_seq(&ps, idx), (unsigned)(ps.seq[idx] >> SEQ_FLAGS));
 			}
 	if (ps.sink) {
 		flush_fates(&ps);
@@ -737,7 +740,6 @@ out:
 	free(ps.live.slots);
 	free(ps.at_peak);
 	free(ps.seq);
-	free(ps.flags);
 	free(ps.free_bits);
 	free(ps.fates);
 	return rc;
