@@ -66,7 +66,7 @@ cc_prog() { # out src [extra flags]
     fi
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
-    underscore_exit steady sampled crasher pingpong; do
+    underscore_exit steady sampled crasher pingpong slotmap; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -543,6 +543,26 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-rust.json" ]; then
 else
     fail symbols/rust-v0-leak-site "${HS_MISSING:-no rust report}"
 fi
+# a thread that only maps memory, sharing the main thread's prediction slot
+# (tid mod 16), its records between the main thread's in the same chunks:
+# the trace reads back whole (the reader once took the slot over at the
+# switch and called the main thread's next free corrupt)
+if [ $HAVE_HS = 1 ]; then
+    hs_record slotmap -o "$W/slotmap.hst" -- "$P/slotmap"
+    if ! grep -q '^shared=1 ' "$W/slotmap.out"; then
+        fail slotmap/figures "no thread got the main thread's slot: $(first_line "$W/slotmap.out") $(first_line "$W/slotmap.err")"
+    elif timeout 60 "$HS" top --json --through churn "$W/slotmap.hst" >"$W/slotmap.json" 2>"$W/slotmap.terr"; then
+        got=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["total"]; print(round(t["calls"]), round(t["leaked_count"]))' "$W/slotmap.json" 2>/dev/null)
+        maps=$("$HS" report --json "$W/slotmap.hst" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["calls"]["mmap"] > 0)' 2>/dev/null)
+        if [ "$got $maps" = "400000 0 True" ]; then ok slotmap/figures
+        else fail slotmap/figures "churn's allocations and leaks, mmap seen: expected '400000 0 True' got '$got $maps'"; fi
+    else
+        fail slotmap/figures "heapscope top: $(first_line "$W/slotmap.terr")"
+    fi
+else
+    fail slotmap/figures "$HS_MISSING"
+fi
+
 # Symbols from a separate debug file with compressed DWARF, the way Debian's
 # -dbg packages ship them: found by .gnu_debuglink in the program's .debug
 # directory, inflated once into the cache, read from the cache after; the

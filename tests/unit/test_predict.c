@@ -73,6 +73,81 @@ static void freed_list(void)
 	CHECK_U64("predict-new-chunk-empty", 0, hs_predict_alloc(p, c3, 1));
 }
 
+/*
+ * Threads 17 and 1 share prediction slot 1; thread 1 only maps memory.
+ * Its switch must leave the slot to thread 17, as the writer does (the
+ * batch decoder once took it over at the switch, and 17's free of a recent
+ * block then read as corruption). Read back one event at a time and in
+ * batches, with and without a second decoding thread.
+ */
+static void mapping_thread_shares_slot(const char *dir)
+{
+	static const struct { enum hs_event_kind kind; uint32_t tid; uint64_t ptr; } want[] = {
+		{ HS_EVENT_ALLOC, 17, 0x10000010 }, { HS_EVENT_ALLOC, 17, 0x10000040 }, { HS_EVENT_MMAP, 1, 0 },
+		{ HS_EVENT_FREE, 17, 0x10000040 }, { HS_EVENT_ALLOC, 17, 0x10000040 }, { HS_EVENT_FREE, 17, 0x10000010 },
+		{ HS_EVENT_ALLOC, 17, 0x10000060 },
+	};
+	static const char *const how[] = { "next", "batch", "batch-one-thread" };
+	char path[512];
+	struct tb t;
+	uint64_t ts = 1000;
+
+	if (tb_init(&t, 0, 0, 1, 1) < 0) {
+		check_report(0, "predict-mapping-thread-build", "%s", "out of memory");
+		return;
+	}
+	tb_alloc(&t, ts += 10, 17, HS_FN_MALLOC, 0x10000010, 40, 1, 0);
+	tb_alloc(&t, ts += 10, 17, HS_FN_MALLOC, 0x10000040, 40, 1, 0);
+	tb_mmap(&t, ts += 10, 1, 0x7f0000000000, 4096, 3, 0x22, 1);
+	tb_free_rec(&t, ts += 10, 17, HS_FN_FREE, 0x10000040);
+	tb_alloc(&t, ts += 10, 17, HS_FN_MALLOC, 0x10000040, 40, 1, 0);
+	tb_free_rec(&t, ts += 10, 17, HS_FN_FREE, 0x10000010);
+	tb_alloc(&t, ts += 10, 17, HS_FN_MALLOC, 0x10000060, 40, 1, 0);
+	tb_flush(&t);
+	snprintf(path, sizeof(path), "%s/mapping.hst", dir);
+	if (!check_report(tb_write(&t.file, path) == 0, "predict-mapping-thread-write", "expected the file written got %s",
+			  strerror(errno))) {
+		tb_free(&t);
+		return;
+	}
+	for (int k = 0; k < 3; k++) {
+		struct hs_reader *r = NULL;
+		struct hs_event ev[16];
+		size_t got = 0, ok = 1;
+		int rc;
+		char name[64];
+
+		if (k == 2)
+			setenv("HEAPSCOPE_READER_THREADS", "0", 1);
+		snprintf(name, sizeof(name), "predict-mapping-thread-%s", how[k]);
+		if ((rc = hs_reader_open(&r, path)) == 0) {
+			if (k == 0) {
+				while (got < 16 && (rc = hs_reader_next(r, &ev[got])) > 0)
+					got++;
+			} else {
+				while (got < 16 && (rc = hs_reader_next_batch(r, ev + got, (int)(16 - got))) > 0)
+					got += (size_t)rc;
+			}
+		}
+		for (size_t i = 0, j = 0; i < got; i++) {
+			if (ev[i].kind != HS_EVENT_ALLOC && ev[i].kind != HS_EVENT_FREE && ev[i].kind != HS_EVENT_MMAP)
+				continue;
+			if (j >= sizeof(want) / sizeof(want[0]) || ev[i].kind != want[j].kind || ev[i].tid != want[j].tid ||
+			    (want[j].ptr && ev[i].ptr != want[j].ptr))
+				ok = 0;
+			j++;
+			if (i + 1 == got && j != sizeof(want) / sizeof(want[0]))
+				ok = 0;
+		}
+		check_report(rc == 0 && got > 0 && ok, name, "expected the 7 events back got %zu (rc %d%s%s)", got, rc,
+			     rc < 0 ? ": " : "", rc < 0 && r ? hs_reader_error(r) : "");
+		hs_reader_close(r);
+	}
+	unsetenv("HEAPSCOPE_READER_THREADS");
+	unlink(path);
+	tb_free(&t);
+}
+
 static void realloc_codes(void)
 {
 	static const struct {
@@ -276,6 +351,7 @@ int main(void)
 		return 0;
 	}
 	random_roundtrip(dir);
+	mapping_thread_shares_slot(dir);
 	rmdir(dir);
 	return 0;
 }
