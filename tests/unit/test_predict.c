@@ -176,13 +176,15 @@ static void realloc_codes(void)
 
 /*
  * A long trace through the real builder and reader: five threads (two of
- * them sharing a prediction slot), an allocator that reuses freed blocks
+ * them sharing a prediction slot) and a sixth that only maps memory (in the
+ * same slot), an allocator that reuses freed blocks
  * last-in first-out per size class like glibc's, random frees of young and
  * old blocks (some by other threads), reallocs that stay, move or name an
  * unrelated old block, and chunk boundaries. Every event must come back as
- * it went in.
+ * it went in, read one at a time and in batches (by a second decoding
+ * thread where there is a second core), and by the caller's thread alone.
  */
-enum { NEV = 400000, LIVE = 4096, NTHR = 5 };
+enum { NEV = 400000, LIVE = 4096, NTHR = 6, MAPPER = 5 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -222,7 +224,7 @@ static void sim_free(struct sim *s, uint64_t ptr, uint64_t size)
 static void random_roundtrip(const char *dir)
 {
 	static struct sim sims[NTHR];
-	static const uint32_t tids[NTHR] = { 100, 101, 102, 116, 7000 }; /* 100 and 116 share slot 4 */
+	static const uint32_t tids[NTHR] = { 100, 101, 102, 116, 7000, 132 }; /* 100, 116 and 132 share slot 4 */
 	static uint64_t live_ptr[NTHR][LIVE], live_size[NTHR][LIVE];
 	static int nlive[NTHR];
 	char path[512];
@@ -245,7 +247,14 @@ static void random_roundtrip(const char *dir)
 		struct sim *s = &sims[k];
 		struct hs_event e = { .time_ns = ts += check_rand(&rng) % 3, .tid = tids[k] };
 
-		if (op < 45 && nlive[k] < LIVE) {
+		if (k == MAPPER) {
+			e.kind = op % 2 ? HS_EVENT_MMAP : HS_EVENT_MUNMAP;
+			e.fn = op % 2 ? HS_FN_MMAP : HS_FN_MUNMAP;
+			e.addr = 0x7f0000000000ull + (uint64_t)op * 4096;
+			e.len = 4096;
+			e.stack = 1;
+			put(&t, &e);
+		} else if (op < 45 && nlive[k] < LIVE) {
 			uint64_t size = check_rand(&rng) % 5 ? 8 + check_rand(&rng) % 200 : check_rand(&rng) % 70000;
 			e.kind = HS_EVENT_ALLOC;
 			e.fn = check_rand(&rng) % 10 ? HS_FN_MALLOC : HS_FN_CALLOC;
@@ -292,7 +301,7 @@ static void random_roundtrip(const char *dir)
 			int j = (int)(check_rand(&rng) % nlive[k]);
 			e.kind = HS_EVENT_FREE;
 			e.fn = HS_FN_FREE;
-			e.tid = tids[(k + 1) % NTHR];
+			e.tid = tids[(k + 1) % MAPPER];
 			e.ptr = live_ptr[k][j];
 			put(&t, &e);
 			live_ptr[k][j] = live_ptr[k][--nlive[k]];
@@ -308,20 +317,31 @@ static void random_roundtrip(const char *dir)
 	if (!check_report(tb_write(&t.file, path) == 0, "predict-roundtrip-write", "expected the file written got %s",
 			  strerror(errno)))
 		goto out;
+	for (int pass = 0; pass < 2; pass++) {
+	const char *name = pass ? "predict-roundtrip-events-one-thread" : "predict-roundtrip-events";
+	if (pass)
+		setenv("HEAPSCOPE_READER_THREADS", "0", 1);
+	i = bad = 0;
+	first = -1;
+	hs_reader_close(r);
+	r = NULL;
 	rc = hs_reader_open(&r, path);
 	if (!check_report(rc == 0, "predict-roundtrip-open", "expected 0 got %d (%s)", rc, r ? hs_reader_error(r) : ""))
 		goto out;
 	CHECK_U64("predict-roundtrip-version", HS_VERSION_MAJOR, hs_reader_info(r)->version_major);
 	while ((rc = hs_reader_next(r, &ev)) > 0) {
 		const struct hs_event *x;
-		if (ev.kind != HS_EVENT_ALLOC && ev.kind != HS_EVENT_FREE)
+		if (ev.kind != HS_EVENT_ALLOC && ev.kind != HS_EVENT_FREE && ev.kind != HS_EVENT_MMAP &&
+		    ev.kind != HS_EVENT_MUNMAP)
 			continue;
 		if (i >= nsent) {
 			bad++;
 			continue;
 		}
 		x = &sent[i];
-		if (ev.kind != x->kind || ev.fn != x->fn || ev.tid != x->tid || ev.ptr != x->ptr ||
+		if (ev.kind != x->kind || ev.fn != x->fn || ev.tid != x->tid ||
+		    (ev.kind == HS_EVENT_MMAP || ev.kind == HS_EVENT_MUNMAP ? ev.addr != x->addr || ev.len != x->len :
+		     ev.ptr != x->ptr) ||
 		    (ev.kind == HS_EVENT_ALLOC && (ev.size != x->size || ev.stack != x->stack || ev.old_ptr != x->old_ptr))) {
 			if (first < 0)
 				first = i;
@@ -329,10 +349,12 @@ static void random_roundtrip(const char *dir)
 		}
 		i++;
 	}
-	check_report(rc == 0 && i == nsent && bad == 0, "predict-roundtrip-events",
+	check_report(rc == 0 && i == nsent && bad == 0, name,
 		     "expected %d events back as sent got %d (rc %d, %d differ, the first at %d%s%s)", nsent, i, rc, bad,
 		     first, rc < 0 ? ": " : "", rc < 0 ? hs_reader_error(r) : "");
+	}
 out:
+	unsetenv("HEAPSCOPE_READER_THREADS");
 	hs_reader_close(r);
 	unlink(path);
 	tb_free(&t);
