@@ -248,11 +248,19 @@ static void random_roundtrip(const char *dir)
 		struct hs_event e = { .time_ns = ts += check_rand(&rng) % 3, .tid = tids[k] };
 
 		if (k == MAPPER) {
-			e.kind = op % 2 ? HS_EVENT_MMAP : HS_EVENT_MUNMAP;
-			e.fn = op % 2 ? HS_FN_MMAP : HS_FN_MUNMAP;
+			static const struct { int kind, fn; } m[5] = {
+				{ HS_EVENT_MMAP, HS_FN_MMAP }, { HS_EVENT_MUNMAP, HS_FN_MUNMAP },
+				{ HS_EVENT_MREMAP, HS_FN_MREMAP }, { HS_EVENT_BRK, HS_FN_BRK }, { HS_EVENT_BRK, HS_FN_SBRK },
+			};
+			e.kind = (enum hs_event_kind)m[op % 5].kind;
+			e.fn = m[op % 5].fn;
 			e.addr = 0x7f0000000000ull + (uint64_t)op * 4096;
-			e.len = 4096;
-			e.stack = 1;
+			e.len = e.kind == HS_EVENT_BRK ? 0 : 4096 * (1 + check_rand(&rng) % 4);
+			if (e.kind == HS_EVENT_MREMAP || e.kind == HS_EVENT_BRK)
+				e.new_addr = e.addr + check_rand(&rng) % 3 * 0x10000;
+			if (e.kind == HS_EVENT_MREMAP)
+				e.new_len = e.len * 2;
+			e.stack = e.kind == HS_EVENT_MUNMAP ? 0 : (uint32_t)(1 + check_rand(&rng) % 50);
 			put(&t, &e);
 		} else if (op < 45 && nlive[k] < LIVE) {
 			uint64_t size = check_rand(&rng) % 5 ? 8 + check_rand(&rng) % 200 : check_rand(&rng) % 70000;
@@ -331,8 +339,9 @@ static void random_roundtrip(const char *dir)
 	CHECK_U64("predict-roundtrip-version", HS_VERSION_MAJOR, hs_reader_info(r)->version_major);
 	while ((rc = hs_reader_next(r, &ev)) > 0) {
 		const struct hs_event *x;
-		if (ev.kind != HS_EVENT_ALLOC && ev.kind != HS_EVENT_FREE && ev.kind != HS_EVENT_MMAP &&
-		    ev.kind != HS_EVENT_MUNMAP)
+		int mapping = ev.kind == HS_EVENT_MMAP || ev.kind == HS_EVENT_MUNMAP || ev.kind == HS_EVENT_MREMAP ||
+			      ev.kind == HS_EVENT_BRK;
+		if (ev.kind != HS_EVENT_ALLOC && ev.kind != HS_EVENT_FREE && !mapping)
 			continue;
 		if (i >= nsent) {
 			bad++;
@@ -340,8 +349,9 @@ static void random_roundtrip(const char *dir)
 		}
 		x = &sent[i];
 		if (ev.kind != x->kind || ev.fn != x->fn || ev.tid != x->tid ||
-		    (ev.kind == HS_EVENT_MMAP || ev.kind == HS_EVENT_MUNMAP ? ev.addr != x->addr || ev.len != x->len :
-		     ev.ptr != x->ptr) ||
+		    (mapping ? ev.addr != x->addr || ev.len != x->len || ev.new_addr != x->new_addr ||
+				       ev.new_len != x->new_len || (ev.kind != HS_EVENT_MUNMAP && ev.stack != x->stack)
+			     : ev.ptr != x->ptr) ||
 		    (ev.kind == HS_EVENT_ALLOC && (ev.size != x->size || ev.stack != x->stack || ev.old_ptr != x->old_ptr))) {
 			if (first < 0)
 				first = i;
