@@ -247,6 +247,10 @@ static void random_roundtrip(const char *dir)
 		struct sim *s = &sims[k];
 		struct hs_event e = { .time_ns = ts += check_rand(&rng) % 3, .tid = tids[k] };
 
+		/* now and then an event that came late: stamped before the one written before it */
+		if (check_rand(&rng) % 64 == 0 && ts > 2000)
+			e.time_ns = ts - 1 - check_rand(&rng) % 50;
+
 		if (k == MAPPER) {
 			static const struct { int kind, fn; } m[5] = {
 				{ HS_EVENT_MMAP, HS_FN_MMAP }, { HS_EVENT_MUNMAP, HS_FN_MUNMAP },
@@ -348,7 +352,7 @@ static void random_roundtrip(const char *dir)
 			continue;
 		}
 		x = &sent[i];
-		if (ev.kind != x->kind || ev.fn != x->fn || ev.tid != x->tid ||
+		if (ev.kind != x->kind || ev.fn != x->fn || ev.tid != x->tid || ev.time_ns != x->time_ns ||
 		    (mapping ? ev.addr != x->addr || ev.len != x->len || ev.new_addr != x->new_addr ||
 				       ev.new_len != x->new_len || (ev.kind != HS_EVENT_MUNMAP && ev.stack != x->stack)
 			     : ev.ptr != x->ptr) ||
