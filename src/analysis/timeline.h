@@ -38,8 +38,8 @@ void hs_timeline_free(struct hs_timeline *tl);
  * begin with the run's end, hand hs_timeline_sink to hs_alloctab_stream,
  * then finish with the stacks. The sink says -E2BIG when the per-backtrace
  * series would take more memory than the table; the finish says -EAGAIN
- * when an event that came late makes the contribution at the peak
- * uncertain. Either way: use the table.
+ * when the sums are not for the pass's last peak (no fate came after it,
+ * which a whole trace cannot do). Either way: use the table.
  */
 struct hs_timeline_stream;
 int hs_timeline_stream_begin(struct hs_timeline_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
