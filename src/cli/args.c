@@ -53,7 +53,8 @@ static int one(struct hs_cli_args *a, int argc, char **argv, int *i)
 		return hs_die("unknown option '%s' for %s; see 'heapscope %s --help'", s, a->cmd, a->cmd);
 	if (a->npaths == a->want) {
 		if (a->want == 1)
-			return hs_die("%s takes one trace, got '%s' and '%s'", a->cmd, a->paths[0], s);
+			return hs_die("%s takes one trace, got '%s' and '%s'; run it once per trace (a followed "
+				      "process writes a file of its own)", a->cmd, a->paths[0], s);
 		return hs_die("%s takes two traces, got a third: '%s'", a->cmd, s);
 	}
 	a->paths[a->npaths++] = s;

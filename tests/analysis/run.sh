@@ -437,6 +437,7 @@ experr error-timeline-output "timeline needs '-o OUT.svg'" timeline "$L"
 experr error-timeline-top "bad value 'x' for --top" timeline "$L" --csv --top x
 experr error-lifetimes-output "lifetimes needs '-o OUT.svg'" lifetimes "$L"
 experr error-diff-third "diff takes two traces" diff "$L" "$L" "$L"
+experr error-report-two "report takes one trace, got '$L' and '$P'; run it once per trace" report "$L" "$P"
 experr error-diff-sort "bad value 'size' for --sort" diff "$L" "$L" --sort size
 experr error-not-a-trace "leaky.c" leaks "$T/progs/leaky.c"
 exit 0
