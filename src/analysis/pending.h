@@ -1,4 +1,4 @@
-/* pending.h - each thread's latest two allocations, kept out of the live set until its thread allocates again */
+/* pending.h - each thread's latest two allocations, kept out of the live set until its thread allocates twice more */
 #ifndef HS_ANALYSIS_PENDING_H
 #define HS_ANALYSIS_PENDING_H
 
