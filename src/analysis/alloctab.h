@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "heapscope/reader.h"
+#include "timespec.h"
 
 /*
  * One allocation. Times are ns since the start of tracing in 48 bits (78
@@ -150,6 +151,14 @@ static inline uint64_t hs_alloc_size(const struct hs_alloc *a)
 static inline int hs_alloc_at_peak(const struct hs_alloc *a)
 {
 	return (int)(a->f >> 63);
+}
+
+/* Live at a moment (hs_timespec_moment): allocated at or before it and freed after it. */
+static inline int hs_alloc_live_at(const struct hs_alloc *a, uint64_t at_ns)
+{
+	if (at_ns == HS_AT_PEAK)
+		return hs_alloc_at_peak(a);
+	return hs_alloc_time(a) <= at_ns && hs_alloc_free_time(a) > at_ns;
 }
 
 static inline uint32_t hs_alloc_thread(const struct hs_alloc *a)

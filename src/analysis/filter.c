@@ -273,9 +273,8 @@ static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns
 {
 	for (int k = 0; k < HS_FT_COUNT; k++)
 		if (f->have_time & 1u << k)
-			f->t[k] = hs_timespec_resolve(&f->time[k], end_ns, peak_ns);
-	/* streaming never takes a peak (hs_filter_streamable) */
-	f->live_at_peak = (f->have_time & 1u << HS_FT_LIVE_AT) && hs_timespec_is_peak(&f->time[HS_FT_LIVE_AT]);
+			f->t[k] = k == HS_FT_LIVE_AT ? hs_timespec_moment(&f->time[k], end_ns, peak_ns)
+						     : hs_timespec_resolve(&f->time[k], end_ns, peak_ns);
 	f->empty = f->leaked && f->temporary;
 }
 

@@ -35,7 +35,6 @@ struct hs_filter_regex {
 struct hs_filter {
 	struct hs_timespec time[HS_FT_COUNT];
 	unsigned have_time;               /* bit per enum hs_filter_time */
-	int live_at_peak;                 /* --live-at peak: the blocks live at the peak's event (HS_ALLOC_AT_PEAK) */
 	uint64_t size_min, size_max;
 	int leaked, temporary;
 	uint32_t *tids;
@@ -117,8 +116,7 @@ static inline int hs_filter_match(struct hs_filter *f, const struct hs_alloctab 
 			return 0;
 		if ((h & 1u << HS_FT_LIVE_LO) && (t0 > f->t[HS_FT_LIVE_HI] || t1 <= f->t[HS_FT_LIVE_LO]))
 			return 0;
-		if ((h & 1u << HS_FT_LIVE_AT) && (f->live_at_peak ? !hs_alloc_at_peak(a) :
-						      t0 > f->t[HS_FT_LIVE_AT] || t1 <= f->t[HS_FT_LIVE_AT]))
+		if ((h & 1u << HS_FT_LIVE_AT) && !hs_alloc_live_at(a, f->t[HS_FT_LIVE_AT]))
 			return 0;
 		if ((h & 1u << HS_FT_FREED_LO) &&
 		    (t1 == HS_ALLOC_NEVER || t1 < f->t[HS_FT_FREED_LO] || t1 > f->t[HS_FT_FREED_HI]))

@@ -224,8 +224,7 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 			continue;
 		if (weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
 			continue;
-		if (weight == HS_WEIGHT_LIVE && (at_ns == HS_AT_PEAK ? !hs_alloc_at_peak(a) :
-						 hs_alloc_time(a) > at_ns || hs_alloc_free_time(a) <= at_ns))
+		if (weight == HS_WEIGHT_LIVE && !hs_alloc_live_at(a, at_ns))
 			continue;
 		size = hs_alloc_size(a);
 		w = c = t->sample_bytes ? hs_alloctab_weight(t, size) : 1.0;
@@ -286,7 +285,7 @@ static int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a)
 		return 0;
 	if (fs->weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
 		return 0;
-	if (fs->weight == HS_WEIGHT_LIVE && (hs_alloc_time(a) > fs->at_ns || hs_alloc_free_time(a) <= fs->at_ns))
+	if (fs->weight == HS_WEIGHT_LIVE && !hs_alloc_live_at(a, fs->at_ns))
 		return 0;
 	if (reserve(&fs->w, &fs->c, &fs->n, a->stack) < 0)
 		return -ENOMEM;

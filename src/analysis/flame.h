@@ -51,9 +51,6 @@ struct hs_flame {
 	uint32_t depth;           /* deepest node, root = 0 */
 };
 
-/* at_ns of "live at the peak": the blocks live at the event that made it (HS_ALLOC_AT_PEAK), not at its time */
-#define HS_AT_PEAK UINT64_MAX
-
 /*
  * Sums the filtered allocations per folded backtrace, then merges them into
  * a tree: from the site down to main (down=1) or from main up to the site.

@@ -25,16 +25,24 @@ struct hs_timespec {
 #define HS_TIMESPEC_FORMS "1.5s, 250ms, 40us, 100ns, 2min, 98% (of the run), peak, end, or peak/end +/- a duration"
 #define HS_DURATION_FORMS "1.5s, 250ms, 40us, 100ns, 2min or 2% (of the run)"
 
-/* "peak" itself: the event that made the peak heap, which its unit of time does not pin down. */
-static inline int hs_timespec_is_peak(const struct hs_timespec *t)
-{
-	return t->anchor == HS_TIME_PEAK && t->offset_ns == 0;
-}
-
 /* Parses a point in time; duration=1 parses a duration (no peak/end). Returns 0 or -EINVAL. */
 int hs_timespec_parse(struct hs_timespec *t, const char *s, int duration);
 
 /* Nanoseconds since the start of tracing (or the duration), clamped to [0, end_ns] for points. */
 uint64_t hs_timespec_resolve(const struct hs_timespec *t, uint64_t end_ns, uint64_t peak_ns);
+
+/*
+ * A moment for "live at": "peak" itself is HS_AT_PEAK, the event that made
+ * the peak heap, which its unit of time does not pin down (hs_alloc_live_at
+ * tells the blocks live then); anything else, peak+1ms included, resolves
+ * to a time.
+ */
+#define HS_AT_PEAK UINT64_MAX
+static inline uint64_t hs_timespec_moment(const struct hs_timespec *t, uint64_t end_ns, uint64_t peak_ns)
+{
+	if (t->anchor == HS_TIME_PEAK && t->offset_ns == 0)
+		return HS_AT_PEAK;
+	return hs_timespec_resolve(t, end_ns, peak_ns);
+}
 
 #endif

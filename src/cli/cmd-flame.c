@@ -135,7 +135,7 @@ int hs_cmd_flame(int argc, char **argv)
 	if (rc == 2) {
 		if ((rc = hs_cli_trace_open(&tr, path, &f, HS_BY_BACKTRACE)) != 0)
 			goto out;
-		at_ns = hs_timespec_is_peak(&at_spec) ? HS_AT_PEAK : hs_timespec_resolve(&at_spec, tr.tab.end_ns, tr.tab.peak_ns);
+		at_ns = hs_timespec_moment(&at_spec, tr.tab.end_ns, tr.tab.peak_ns);
 		if (hs_flame_build(&fl, &tr.tab, &f, &tr.st, (enum hs_flame_weight)weight, at_ns, down) < 0) {
 			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 			goto out;

@@ -540,14 +540,14 @@ static void info_json(FILE *f, struct hs_api *api)
 	}
 }
 
-/* The moment of weight=live in one trace (HS_AT_PEAK by default): times like peak+1s resolve in each trace. */
+/* The moment of weight=live in one trace (the peak by default): times like peak+1s resolve in each trace. */
 static uint64_t live_at(const struct hs_api_trace *tr, const struct request *q)
 {
+	struct hs_timespec peak = { .anchor = HS_TIME_PEAK };
+
 	if (q->weight != HS_WEIGHT_LIVE)
 		return 0;
-	if (!q->have_at || hs_timespec_is_peak(&q->at))
-		return HS_AT_PEAK;
-	return hs_timespec_resolve(&q->at, tr->tab->end_ns, tr->tab->peak_ns);
+	return hs_timespec_moment(q->have_at ? &q->at : &peak, tr->tab->end_ns, tr->tab->peak_ns);
 }
 
 struct child {
