@@ -87,9 +87,15 @@ struct pass {
 
 #define SEQ_FLAGS 62   /* streaming: a slot's HS_ALLOC_* flags, above its sequence number */
 
-static inline uint64_t slot_seq(const struct pass *ps, uint32_t idx)
+/* The sequence number of the allocation in slot idx: its table index, or, streaming, what the slot keeps */
+static inline uint64_t seq_of(const struct pass *ps, uint32_t idx)
 {
-	return ps->seq[idx] & ((1ull << SEQ_FLAGS) - 1);
+	return ps->sink ? ps->seq[idx] & ((1ull << SEQ_FLAGS) - 1) : idx;
+}
+
+static inline unsigned slot_flags(const struct pass *ps, uint32_t idx)
+{
+	return (unsigned)(ps->seq[idx] >> SEQ_FLAGS);
 }
 
 /* Appends one element to an array that doubles at powers of two. */
@@ -388,7 +394,7 @@ static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32
 	uint64_t size = hs_alloc_size(a);
 
 	a->f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
-	if ((ps->sink ? slot_seq(ps, idx) : idx) < ps->peak_end) {
+	if (seq_of(ps, idx) < ps->peak_end) {
 		a->f |= HS_ALLOC_AT_PEAK;
 		if (!ps->sink)
 			note_at_peak(ps, idx);
@@ -398,7 +404,7 @@ static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32
 	else
 		ps->heap -= size;
 	if (ps->sink) {
-		emit(ps, a, slot_seq(ps, idx), (unsigned)(ps->seq[idx] >> SEQ_FLAGS));
+		emit(ps, a, seq_of(ps, idx), slot_flags(ps, idx));
 		ps->free_bits[idx / 64] |= 1ull << (idx % 64);
 		ps->nfree++;
 	}
@@ -545,7 +551,7 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 		return rc;
 	if (ps->sink)
 		ps->seq[idx] |= (uint64_t)link << SEQ_FLAGS;
-	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, ps->sink ? slot_seq(ps, idx) : idx);
+	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, seq_of(ps, idx));
 	hs_pending_set(&ps->pend, k, ev->ptr);
 	ps->pend_idx[k] = idx;
 	return 0;
@@ -569,8 +575,8 @@ static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_e
 			ps->heap_est -= (double)ev->size * hs_alloctab_weight(ps->t, ev->size);
 		else
 			ps->heap -= ev->size;
-		/* live at the peak only if it made it, the latest allocation */
-		if (ps->peak_end == ps->t->n + 1)
+		/* freed at once: live at the peak only if it made it */
+		if (ps->t->n < ps->peak_end)
 			one.f |= HS_ALLOC_AT_PEAK;
 		emit(ps, &one, ps->t->n++, 0);
 		return 0;
@@ -724,10 +730,10 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 				uint32_t idx = ps.live.slots[i].idx;
 				struct hs_alloc *a = hs_alloctab_at(t, idx);
 				a->f = (a->f & ~HS_ALLOC_TIME_MASK) | HS_ALLOC_NEVER;
-				if ((ps.sink ? slot_seq(&ps, idx) : idx) < ps.peak_end)
+				if (seq_of(&ps, idx) < ps.peak_end)
 					a->f |= HS_ALLOC_AT_PEAK;
 				if (ps.sink)
-					emit(&ps, a, slot_seq(&ps, idx), (unsigned)(ps.seq[idx] >> SEQ_FLAGS));
+					emit(&ps, a, seq_of(&ps, idx), slot_flags(&ps, idx));
 			}
 	if (ps.sink) {
 		flush_fates(&ps);
