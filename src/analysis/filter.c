@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "filter.h"
 #include "oom.h"
+#include "../common/size.h"
 
 #include <errno.h>
 #include <math.h>
@@ -89,33 +90,6 @@ static void describe(struct hs_filter *f, const char *opt, char **vals, int n)
 	}
 }
 
-/* "512", "4K", "1.5M", "2GiB": binary multiples, so "4K" is a 4096-byte page */
-static int parse_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "KMGT";
-	const char *u;
-	char *end;
-	int shift = 0;
-	double v;
-
-	if (!(*s >= '0' && *s <= '9') && *s != '.')
-		return -EINVAL;
-	v = strtod(s, &end);
-	if (end == s || !isfinite(v) || v < 0)
-		return -EINVAL;
-	if (*end && (u = strchr(units, *end & ~0x20)) != NULL) {
-		shift = 10 * (int)(u - units + 1);
-		end++;
-	}
-	if (*end && strcasecmp(end, "B") && (!shift || strcasecmp(end, "iB")))
-		return -EINVAL;
-	v = ldexp(v, shift);
-	if (v >= 1.8e19)
-		return -EINVAL;
-	*out = (uint64_t)llround(v);
-	return 0;
-}
-
 static int add_regex(struct hs_filter *f, struct hs_filter_regex *list, int *n, const char *opt, const char *src)
 {
 	char msg[256];
@@ -192,7 +166,7 @@ static int apply(struct hs_filter *f, const char *opt, char **v)
 	else if (!strcmp(opt, "--no-default-hide"))
 		f->no_default_hide = 1;
 	else if (!strcmp(opt, "--size-min") || !strcmp(opt, "--size-max")) {
-		if (parse_size(v[0], !strcmp(opt, "--size-min") ? &f->size_min : &f->size_max) < 0)
+		if (hs_parse_size(v[0], !strcmp(opt, "--size-min") ? &f->size_min : &f->size_max) < 0)
 			return fail(f, "bad size '%s' for %s; use bytes with an optional K, M, G or T suffix (512, 4K, 1.5M)", v[0], opt);
 	} else if (!strcmp(opt, "--through"))
 		return add_regex(f, f->through, &f->nthrough, opt, v[0]);
