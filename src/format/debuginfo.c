@@ -259,8 +259,9 @@ static int by_use(const void *a, const void *b)
 
 /*
  * Files of the cache's .build-id directory at root, the least lately used
- * first, removed until the rest fit in max bytes; keep (just written) stays.
- * Another process that has one of them open keeps reading it.
+ * first, removed until the rest fit in max bytes; keep ("ab/cdef...debug",
+ * just written) stays. Another process that has one of them open keeps
+ * reading it.
  */
 static void evict(const char *root, uint64_t max, const char *keep)
 {
@@ -306,8 +307,7 @@ static void evict(const char *root, uint64_t max, const char *keep)
 	if (total > max) {
 		qsort(f, n, sizeof(*f), by_use);
 		for (size_t i = 0; i < n && total > max; i++) {
-			size_t k = strlen(keep), m = strlen(f[i].name);
-			if (k >= m && keep[k - m - 1] == '/' && !strcmp(keep + k - m, f[i].name))
+			if (!strcmp(f[i].name, keep))
 				continue;
 			if (unlinkat(dirfd(top), f[i].name, 0) == 0 || errno == ENOENT)
 				total -= f[i].size;
@@ -353,10 +353,10 @@ static int cache_inflated(int src_fd, const char *dst, const unsigned char *id, 
 		unlink(tmp);
 		goto out;
 	}
-	/* dir is ".../.build-id/ab": the cache's .build-id directory is its parent */
+	/* dir is ".../.build-id/ab": the cache's .build-id directory is its parent, and dst names the file under it */
 	if ((slash = strrchr(dir, '/')) != NULL) {
 		*slash = '\0';
-		evict(dir, max, dst);
+		evict(dir, max, dst + (slash - dir) + 1);
 	}
 	rc = 0;
 out:

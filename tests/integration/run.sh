@@ -649,6 +649,15 @@ else
         if [ -s "$c3/${bid2:0:2}/${bid2:2}.debug" ] && [ -e "$c3/ff/recent.debug" ] && [ ! -e "$c3/${bid:0:2}/${bid:2}.debug" ]
         then ok symbols/sepdebug-evicted-least-used
         else fail symbols/sepdebug-evicted-least-used "cache holds: $(find "$SD/cache3" -type f -printf '%P ' 2>&1)"; fi
+        # the file just written stays even when another claims a later use (a clock set back)
+        c4=$SD/cache4/debug/.build-id
+        mkdir -p "$c4/ee"
+        head -c 1000 /dev/zero >"$c4/ee/future.debug"
+        touch -d 'tomorrow' "$c4/ee/future.debug"
+        HEAPSCOPE_CACHE_MAX=$(( $(stat -c %s "$cached2" 2>/dev/null || echo 0) + 500 )) HEAPSCOPE_CACHE_DIR=$SD/cache4 \
+            timeout 60 "$HS" report --json "$SD/sep2.hst" >/dev/null 2>&1
+        if [ -s "$c4/${bid2:0:2}/${bid2:2}.debug" ] && [ ! -e "$c4/ee/future.debug" ]; then ok symbols/sepdebug-keeps-new-file
+        else fail symbols/sepdebug-keeps-new-file "cache holds: $(find "$SD/cache4" -type f -printf '%P ' 2>&1)"; fi
         # a file larger than the whole cache inflated (not compressed) is read compressed and not kept
         HEAPSCOPE_CACHE_MAX=$(stat -c %s "$SD/bin2/.debug/basic.debug") HEAPSCOPE_CACHE_DIR=$SD/cache2 timeout 60 "$HS" report --json "$SD/sep2.hst" \
             >"$SD/toobig.json" 2>"$SD/toobig.err"
