@@ -449,6 +449,37 @@ behave exit_thread exitthr "$P/exit_thread"
 behave underscore_exit uexit "$P/underscore_exit"
 behave closefds closefds "$P/closefds" "$W/closefds.nat.data"
 
+# preloaded without HEAPSCOPE_OUTPUT the library stays inert: stdout and exit
+# status as native, stderr empty, no file written (the hooks then pass calls
+# straight through: family covers every function, signals interrupts them)
+inert() { # NAME TAG prog args...   (TAG: the native run of behave above)
+    local name=$1 tag=$2 d=$W/inert.$1.d; shift 2
+    [ $HAVE_HS = 1 ] || { fail "inert/$name" "$HS_MISSING"; return; }
+    rm -rf "$d"; mkdir -p "$d/cwd"
+    (cd "$d/cwd" && env -u HEAPSCOPE_OUTPUT -u HEAPSCOPE_SAMPLE LD_PRELOAD=$LIB timeout 60 "$@") \
+        >"$d/out" 2>"$d/err" </dev/null
+    local rc=$? a b
+    a=$(sed 's/^main_iters=.*/main_iters=N/' "$W/$tag.nat.out")
+    b=$(sed 's/^main_iters=.*/main_iters=N/' "$d/out")
+    if [ "$rc" != "$(cat "$W/$tag.nat.rc")" ]; then
+        fail "inert/$name" "exit status native $(cat "$W/$tag.nat.rc") vs preloaded $rc"
+    elif [ "$a" != "$b" ]; then
+        fail "inert/$name" "stdout differs from the native run's"
+    elif [ -s "$d/err" ]; then
+        fail "inert/$name" "stderr: $(head -c 160 "$d/err")"
+    elif [ -n "$(ls -A "$d/cwd")" ]; then
+        fail "inert/$name" "wrote $(ls -A "$d/cwd" | head -3 | tr '\n' ' ')"
+    else
+        ok "inert/$name"
+    fi
+}
+inert basic vg-basic "$P/basic"
+inert family family "$P/family"
+inert threads vg-threads "$P/threads"
+inert cxx vg-cxx "$P/cxx"
+inert signals vg-signals "$P/signals"
+inert forker fork "$P/forker"
+
 # ------------------------------------------------------------------ symbols
 if [ $HAVE_HS = 1 ] && [ -s "$W/vg-basic.json" ]; then
     line=$(grep -n 'HS-LEAK-SITE' "$T/progs/basic.c" | cut -d: -f1)
