@@ -416,7 +416,7 @@ static void new_peak(struct pass *ps, const struct hs_event *ev, uint64_t seq)
 	for (uint64_t i = 0; i < ps->nat_peak; i++)
 		hs_alloctab_at(ps->t, ps->at_peak[i])->f &= ~HS_ALLOC_AT_PEAK;
 	ps->nat_peak = 0;
-	ps->peak_end = seq + 1;
+	ps->peak_end = ps->t->peak_end = seq + 1;
 	ps->t->peak_ns = ev->time_ns;
 	ps->t->peak_rises++;
 }

@@ -64,6 +64,7 @@ struct hs_alloctab {
 	uint64_t end_ns;             /* time of the last event */
 	uint64_t peak_ns;            /* moment of peak heap (all allocations, weighted) */
 	uint64_t peak_rises;         /* how many events raised the peak: the last one made it */
+	uint64_t peak_end;           /* allocations numbered below it were made at or before the peak */
 	double peak_heap;
 	uint64_t untracked_frees;    /* frees of blocks allocated before tracing, or late */
 	uint64_t events;

@@ -243,23 +243,29 @@ int hs_filter_streamable(const struct hs_filter *f)
 }
 
 /* The conditions that need no stack or thread: times against the run, and fate. */
-static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns)
+static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns, uint64_t peak_end)
 {
+	f->peak_bounds = 0;
+	f->peak_end = peak_end;
 	for (int k = 0; k < HS_FT_COUNT; k++)
-		if (f->have_time & 1u << k)
+		if (f->have_time & 1u << k) {
 			f->t[k] = k == HS_FT_LIVE_AT ? hs_timespec_moment(&f->time[k], end_ns, peak_ns)
 						     : hs_timespec_resolve(&f->time[k], end_ns, peak_ns);
+			if (k != HS_FT_LIVE_AT && k != HS_FT_LIFE_MIN && k != HS_FT_LIFE_MAX &&
+			    hs_timespec_moment(&f->time[k], end_ns, peak_ns) == HS_AT_PEAK)
+				f->peak_bounds |= 1u << k;
+		}
 	f->empty = f->leaked && f->temporary;
 }
 
 void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns)
 {
-	prepare_times(f, end_ns, 0);
+	prepare_times(f, end_ns, 0, 0);
 }
 
 int hs_filter_prepare(struct hs_filter *f, const struct hs_alloctab *t, struct hs_stacks *st)
 {
-	prepare_times(f, t->end_ns, t->peak_ns);
+	prepare_times(f, t->end_ns, t->peak_ns, t->peak_end);
 	if (f->ntids) {
 		int found = 0;
 		f->thread_ok = calloc(t->ntids + 1, 1);

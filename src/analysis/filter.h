@@ -48,6 +48,14 @@ struct hs_filter {
 
 	/* after hs_filter_prepare */
 	uint64_t t[HS_FT_COUNT];          /* resolved times, ns */
+	/*
+	 * Bounds given as "peak" itself (bit per enum hs_filter_time): its
+	 * unit of time holds events before and after the peak, so these are
+	 * tested by order against the allocation that made it (t->peak_end)
+	 * instead of by time
+	 */
+	unsigned peak_bounds;
+	uint64_t peak_end;
 	int empty;                        /* conditions that no allocation can meet (e.g. an unknown thread) */
 	uint8_t *thread_ok;               /* per thread index */
 	uint8_t *stack_ok;                /* per stack id: 0 not yet known, 1 passes, 2 fails */
@@ -97,8 +105,50 @@ static inline int hs_filter_passes_all(const struct hs_filter *f)
 	       !f->thread_ok && !f->stack_ok;
 }
 
-/* 1 if the allocation meets every condition. */
-static inline int hs_filter_match(struct hs_filter *f, const struct hs_alloctab *t, const struct hs_alloc *a)
+/*
+ * The time conditions for an allocation numbered seq with times t0, t1.
+ * Against a bound that is the peak: allocated at or before it means
+ * numbered below peak_end; freed after it (or never), live at it or
+ * allocated after it.
+ */
+static inline int hs_filter_times(const struct hs_filter *f, const struct hs_alloc *a, uint64_t seq,
+				  uint64_t t0, uint64_t t1)
+{
+	unsigned h = f->have_time, pk = f->peak_bounds;
+	int before = seq < f->peak_end, after = hs_alloc_at_peak(a) || !before;
+
+#define HS_FT_PEAK(k) (pk & 1u << (k))
+	if (h & 1u << HS_FT_ALLOC_LO) {
+		if (HS_FT_PEAK(HS_FT_ALLOC_LO) ? seq + 1 < f->peak_end : t0 < f->t[HS_FT_ALLOC_LO])
+			return 0;
+		if (HS_FT_PEAK(HS_FT_ALLOC_HI) ? !before : t0 > f->t[HS_FT_ALLOC_HI])
+			return 0;
+	}
+	if (h & 1u << HS_FT_LIVE_LO) {
+		if (HS_FT_PEAK(HS_FT_LIVE_HI) ? !before : t0 > f->t[HS_FT_LIVE_HI])
+			return 0;
+		if (HS_FT_PEAK(HS_FT_LIVE_LO) ? !after : t1 <= f->t[HS_FT_LIVE_LO])
+			return 0;
+	}
+	if ((h & 1u << HS_FT_LIVE_AT) && !hs_alloc_live_at(a, f->t[HS_FT_LIVE_AT]))
+		return 0;
+	if (h & 1u << HS_FT_FREED_LO) {
+		if (t1 == HS_ALLOC_NEVER)
+			return 0;
+		if (HS_FT_PEAK(HS_FT_FREED_LO) ? !after : t1 < f->t[HS_FT_FREED_LO])
+			return 0;
+		if (HS_FT_PEAK(HS_FT_FREED_HI) ? after : t1 > f->t[HS_FT_FREED_HI])
+			return 0;
+	}
+	if ((h & 1u << HS_FT_LOF_AFTER) && (HS_FT_PEAK(HS_FT_LOF_AFTER) ? !after : t1 < f->t[HS_FT_LOF_AFTER]))
+		return 0;
+#undef HS_FT_PEAK
+	return 1;
+}
+
+/* 1 if the allocation numbered seq (its table index, or hs_fate's seq) meets every condition. */
+static inline int hs_filter_match(struct hs_filter *f, const struct hs_alloctab *t, const struct hs_alloc *a,
+				  uint64_t seq)
 {
 	uint64_t t0, t1, size;
 	unsigned h = f->have_time;
@@ -112,16 +162,7 @@ static inline int hs_filter_match(struct hs_filter *f, const struct hs_alloctab 
 	if (f->temporary && t1 == HS_ALLOC_NEVER)
 		return 0;
 	if (h) {
-		if ((h & 1u << HS_FT_ALLOC_LO) && (t0 < f->t[HS_FT_ALLOC_LO] || t0 > f->t[HS_FT_ALLOC_HI]))
-			return 0;
-		if ((h & 1u << HS_FT_LIVE_LO) && (t0 > f->t[HS_FT_LIVE_HI] || t1 <= f->t[HS_FT_LIVE_LO]))
-			return 0;
-		if ((h & 1u << HS_FT_LIVE_AT) && !hs_alloc_live_at(a, f->t[HS_FT_LIVE_AT]))
-			return 0;
-		if ((h & 1u << HS_FT_FREED_LO) &&
-		    (t1 == HS_ALLOC_NEVER || t1 < f->t[HS_FT_FREED_LO] || t1 > f->t[HS_FT_FREED_HI]))
-			return 0;
-		if ((h & 1u << HS_FT_LOF_AFTER) && t1 < f->t[HS_FT_LOF_AFTER])
+		if (!hs_filter_times(f, a, seq, t0, t1))
 			return 0;
 		if (h & (1u << HS_FT_LIFE_MIN | 1u << HS_FT_LIFE_MAX)) {
 			uint64_t life = hs_alloc_lifetime(a, t->end_ns);

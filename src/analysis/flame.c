@@ -220,7 +220,7 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 		uint32_t k;
 		double w, c;
 
-		if (!all && !hs_filter_match(f, t, a))
+		if (!all && !hs_filter_match(f, t, a, i))
 			continue;
 		if (weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
 			continue;
@@ -276,12 +276,12 @@ int hs_flame_stream_begin(struct hs_flame_stream **out, struct hs_filter *f, uin
 	return 0;
 }
 
-static int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a)
+static int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a, uint64_t seq)
 {
 	uint64_t size;
 	double w, c;
 
-	if (!fs->all && !hs_filter_match(fs->f, &fs->t, a))
+	if (!fs->all && !hs_filter_match(fs->f, &fs->t, a, seq))
 		return 0;
 	if (fs->weight == HS_WEIGHT_LEAKED && !hs_alloc_leaked(a))
 		return 0;
@@ -303,7 +303,7 @@ int hs_flame_sink(void *arg, const struct hs_fate *fates, size_t n)
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
-		if ((rc = flame_one(arg, &fates[i].a)) < 0)
+		if ((rc = flame_one(arg, &fates[i].a, fates[i].seq)) < 0)
 			return rc;
 	return 0;
 }

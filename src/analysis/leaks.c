@@ -129,7 +129,7 @@ static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs
 			j++;
 		if (j < t->nlinks && t->links[j].to == i)
 			cont = 1;
-		if (!all && !hs_filter_match(f, t, a))
+		if (!all && !hs_filter_match(f, t, a, i))
 			continue;
 		if (a->stack != last_stack) {
 			last_stack = a->stack;
@@ -200,7 +200,7 @@ static int fill_series(const struct hs_alloctab *t, struct hs_filter *f, struct 
 			last_stack = a->stack;
 			key = hs_stacks_key(st, a->stack);
 		}
-		if (key >= cap || slot[key] == NO_SERIES || (!all && !hs_filter_match(f, t, a)))
+		if (key >= cap || slot[key] == NO_SERIES || (!all && !hs_filter_match(f, t, a, i)))
 			continue;
 		d = &diff[(size_t)slot[key] * HS_LEAKS_BUCKETS];
 		b = hs_alloctab_weight(t, hs_alloc_size(a)) * (double)hs_alloc_size(a);
@@ -335,7 +335,7 @@ static int leaks_one(struct hs_leaks_stream *ls, const struct hs_alloc *a, uint6
 	struct hs_leaks_site *s;
 	double w;
 
-	if (!ls->all && !hs_filter_match(ls->f, &ls->t, a))
+	if (!ls->all && !hs_filter_match(ls->f, &ls->t, a, seq))
 		return 0;
 	if (a->stack >= ls->nstacks) {
 		uint32_t cap = ls->nstacks ? ls->nstacks : 1024;

@@ -12,7 +12,7 @@ int hs_lifetimes_build(struct hs_lifetimes *lt, const struct hs_alloctab *t, str
 
 	memset(lt, 0, sizeof(*lt));
 	for (uint64_t i = 0; i < t->n; i++)
-		if (all || hs_filter_match(f, t, hs_alloctab_at(t, i)))
+		if (all || hs_filter_match(f, t, hs_alloctab_at(t, i), i))
 			lt->matched++;
 	lt->stride = max_points && lt->matched > max_points ? (lt->matched + max_points - 1) / max_points : 1;
 	cap = lt->matched / lt->stride + 1;
@@ -21,7 +21,7 @@ int hs_lifetimes_build(struct hs_lifetimes *lt, const struct hs_alloctab *t, str
 	for (uint64_t i = 0; i < t->n && lt->n < cap; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
 		struct hs_lifetimes_point *p;
-		if (!all && !hs_filter_match(f, t, a))
+		if (!all && !hs_filter_match(f, t, a, i))
 			continue;
 		if (m++ % lt->stride)
 			continue;

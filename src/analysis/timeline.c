@@ -169,7 +169,7 @@ int hs_timeline_build(struct hs_timeline *tl, const struct hs_alloctab *t, struc
 		w = (double)hs_alloc_size(a) * hs_alloctab_weight(t, hs_alloc_size(a));
 		span(tl->heap, k1, k2, w);
 		if (!all) {
-			if (!hs_filter_match(f, t, a))
+			if (!hs_filter_match(f, t, a, i))
 				continue;
 			span(tl->filtered, k1, k2, w);
 		}
@@ -279,7 +279,7 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	}
 	if (k1 != k2)
 		span(ts->heap, k1, k2, b);
-	if (!ts->all && !hs_filter_match(ts->f, &ts->t, a))
+	if (!ts->all && !hs_filter_match(ts->f, &ts->t, a, seq))
 		return 0;
 	if (a->stack >= ts->nstacks) {
 		uint32_t cap = ts->nstacks ? ts->nstacks : 1024;

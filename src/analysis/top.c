@@ -98,7 +98,7 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
 		uint32_t key;
 
-		if (!all && !hs_filter_match(f, t, a))
+		if (!all && !hs_filter_match(f, t, a, i))
 			continue;
 		/* neighbours in the table often share a backtrace */
 		if (a->stack != last_stack) {

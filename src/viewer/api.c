@@ -826,7 +826,7 @@ static int leaks_json(FILE *f, struct hs_api_trace *tr, struct request *q, struc
 			continue;
 		if (!hs_alloc_leaked(a) && (t1 < late || hs_alloc_lifetime(a, end) < min_life))
 			continue;
-		if (!all && !hs_filter_match(&q->f, t, a))
+		if (!all && !hs_filter_match(&q->f, t, a, i))
 			continue;
 		d = &diff[(size_t)slot[key] * HS_LEAKS_BUCKETS];
 		b = hs_alloctab_weight(t, hs_alloc_size(a)) * (double)hs_alloc_size(a);

@@ -370,6 +370,16 @@ t = json.load(sys.stdin)["total"]
 print(round(t["calls"]), round(t["bytes"]))')"
     expect peak-unit-flame "100000" "$("$HS" flame --folded --weight live --at peak "$PU" | awk '{ s += $NF } END { print s }')"
     same_both peak-unit-timeline timeline --json --sort peak "$PU"
+    # peak as a bound of the other time conditions: the same order decides
+    expect peak-unit-allocated-until-peak 1050 "$(total calls "$PU" --allocated-between start peak)"
+    expect peak-unit-allocated-from-peak 101 "$(total calls "$PU" --allocated-between peak end)"
+    expect peak-unit-live-until-peak 1050 "$(total calls "$PU" --live-between start peak)"
+    expect peak-unit-live-from-peak 1100 "$(total calls "$PU" --live-between peak end)"
+    expect peak-unit-freed-until-peak 50 "$(total calls "$PU" --freed-between start peak)"
+    expect peak-unit-freed-from-peak 1100 "$(total calls "$PU" --freed-between peak end)"
+    expect peak-unit-leaked-or-freed-after 1100 "$(total calls "$PU" --leaked-or-freed-after peak)"
+    # and a time near it stays a time: the whole unit is at or before peak+1us
+    expect peak-unit-allocated-until-time 1150 "$(total calls "$PU" --allocated-between start peak+1us)"
 else
     fail peak-unit "cannot build or run peakunit: $(head -c 300 "$W/cc.log")"
 fi

@@ -1,10 +1,12 @@
 /*
  * peakunit.c - writes a trace whose peak falls amid other events of the
  * same instant, as at a coarse time resolution: 1000 blocks of 100 bytes
- * (the peak, 100,000 bytes, at the last of them), then at the same time
- * 500 of them freed and 100 new ones allocated (stack 3) and freed again.
- * Live at the peak are exactly the 1000, though 500 of them are freed in
- * its unit of time and 100 others are born in it. Usage: peakunit OUT.hst
+ * (stack 2; the peak, 100,000 bytes, at the last of them), 50 others
+ * (stack 3) allocated and freed among the first ten; then at the same
+ * time 500 of the 1000 freed and 100 new ones allocated (stack 3) and
+ * freed again. Live at the peak are exactly the 1000, though 500 of them
+ * are freed in its unit of time and 100 others are born in it; the 50
+ * are freed before it in its unit. Usage: peakunit OUT.hst
  */
 #include "tracebuild.h"
 
@@ -18,8 +20,15 @@ int main(int argc, char **argv)
 	tb_stack(&t, 1, 0, 0x401000);
 	tb_stack(&t, 2, 1, 0x402000);
 	tb_stack(&t, 3, 1, 0x403000);
-	for (int i = 0; i < 1000; i++)
+	for (int i = 0; i < 1000; i++) {
 		tb_alloc(&t, ts, 1, HS_FN_MALLOC, 0x10000000 + (uint64_t)i * 128, 100, 2, 0);
+		if (i == 9) {
+			for (int j = 0; j < 50; j++)
+				tb_alloc(&t, ts, 1, HS_FN_MALLOC, 0x30000000 + (uint64_t)j * 128, 100, 3, 0);
+			for (int j = 0; j < 50; j++)
+				tb_free_rec(&t, ts, 1, HS_FN_FREE, 0x30000000 + (uint64_t)j * 128);
+		}
+	}
 	for (int i = 0; i < 500; i++)
 		tb_free_rec(&t, ts, 1, HS_FN_FREE, 0x10000000 + (uint64_t)i * 128);
 	for (int i = 0; i < 100; i++)
