@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/file.h"
 #include "../common/size.h"
 #include "debuginfo.h"
 #include "reader-internal.h"
@@ -93,7 +94,7 @@ static int cache_root(char *buf, size_t n)
 /* An open ELF file whose build-id is id, or -1. */
 static int open_matching(const char *path, const unsigned char *id, int len, int *compressed)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hs_open_regular(path);
 	Elf *e;
 	const void *bits;
 	int ok = 0;

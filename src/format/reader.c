@@ -10,6 +10,7 @@
 
 #include "../common/bytes.h"
 #include "../common/crc32c.h"
+#include "../common/file.h"
 #include "../common/varint.h"
 #include "reader-internal.h"
 #include "records.h"
@@ -919,7 +920,7 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 {
 	struct hs_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
-	int rc;
+	int rc, fd;
 
 	*out = r;
 	if (!r)
@@ -927,13 +928,22 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	r->path = hs_strndup(path, strlen(path));
 	if (!r->path)
 		return fail(r, -ENOMEM, "out of memory opening '%s'", path);
-	r->f = fopen(path, "rb");
-	if (!r->f)
-		return fail(r, -errno, "cannot open '%s': %s", path, strerror(errno));
+	fd = hs_open_regular(path);
+	if (fd == -EISDIR)
+		return fail(r, fd, "'%s' is a directory; give a trace file", path);
+	if (fd == -ENODEV)
+		return fail(r, fd, "'%s' is not a regular file (a pipe or a device); save the trace to a file "
+			    "and give its path", path);
+	if (fd < 0)
+		return fail(r, fd, "cannot open '%s': %s", path, strerror(-fd));
+	r->f = fdopen(fd, "rb");
+	if (!r->f) {
+		rc = -errno;
+		close(fd);
+		return fail(r, rc, "cannot open '%s': %s", path, strerror(-rc));
+	}
 	if (fstat(fileno(r->f), &st) != 0)
 		return fail(r, -errno, "cannot stat '%s': %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return fail(r, -EISDIR, "'%s' is a directory; give a trace file", path);
 	r->file_size = (uint64_t)st.st_size;
 	rc = read_header(r);
 	if (rc < 0)

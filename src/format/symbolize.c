@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/file.h"
 #include "debuginfo.h"
 #include "reader-internal.h"
 
@@ -125,11 +126,16 @@ static int report_modules(struct hs_reader *r)
 		Dwfl_Module *mod;
 		const unsigned char *bits;
 		GElf_Addr vaddr;
-		int n;
+		int n, fd;
 
 		if (m->path[0] != '/')
 			continue; /* the vDSO and other unnamed images have no file */
-		mod = dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->base, false);
+		/* a FIFO or device at a module's path (a trace from elsewhere) must not hang the reader */
+		if ((fd = hs_open_regular(m->path)) < 0)
+			continue;
+		mod = dwfl_report_elf(s->dwfl, m->path, m->path, fd, m->base, false);
+		if (!mod)
+			close(fd); /* consumed only on success */
 		if (!mod || !m->build_id_len)
 			continue;
 		/* a rebuilt binary would give wrong lines: trust only the recorded build */

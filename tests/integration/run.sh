@@ -1040,4 +1040,38 @@ else
         fail "robust/$c" "${HS_MISSING:-no source trace}"
     done
 fi
+
+# not a file: a trace through a pipe, or a FIFO nobody writes to, gets one
+# line that says to save the trace to a file (it used to read as a trace
+# "truncated inside its header", or to wait forever in open)
+not_file() { # NAME PATH-EXPR (evaluated by bash -c, so that <(...) works)
+    local name=$1 rc
+    timeout 20 bash -c "\"\$0\" report $2" "$HS" >"$R/$name.out" 2>"$R/$name.err" </dev/null
+    rc=$?
+    if [ $rc = 124 ]; then fail "robust/$name" "hung (killed by timeout 20)"
+    elif [ $rc != 1 ] || [ "$(grep -c . "$R/$name.err")" != 1 ] || ! grep -q "not a regular file.*save the trace to a file" "$R/$name.err"; then
+        fail "robust/$name" "exit $rc, stderr: $(head -c 200 "$R/$name.err" | tr '\n' '|')"
+    else ok "robust/$name"; fi
+}
+if [ $HAVE_HS = 1 ] && [ -s "$W/vg-basic.hst" ]; then
+    not_file trace-through-a-pipe "<(cat '$W/vg-basic.hst')"
+    rm -f "$R/fifo.hst" && mkfifo "$R/fifo.hst"
+    not_file fifo-without-writer "'$R/fifo.hst'"
+    # a FIFO where the trace's program was (a trace read elsewhere): the
+    # symbolizer skips that module instead of waiting in open, and the
+    # report still has its figures
+    mkdir -p "$R/fifomod" && cp "$P/basic" "$R/fifomod/prog"
+    (cd "$R/fifomod" && timeout 60 "$HS" record -o "$R/fifomod.hst" -- ./prog) >/dev/null 2>&1 </dev/null
+    rm -f "$R/fifomod/prog" && mkfifo "$R/fifomod/prog"
+    timeout 20 "$HS" report --json "$R/fifomod.hst" >"$R/fifomod.json" 2>"$R/fifomod.err" </dev/null
+    rc=$?
+    base=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["allocations"])' "$W/vg-basic.json" 2>/dev/null)
+    got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["allocations"])' "$R/fifomod.json" 2>/dev/null)
+    if [ $rc = 124 ]; then fail robust/fifo-at-module-path "report hung (killed by timeout 20)"
+    elif [ $rc != 0 ] || [ -z "$got" ] || [ "$got" != "$base" ]; then
+        fail robust/fifo-at-module-path "exit $rc, allocations '$got' (basic: '$base'), stderr: $(first_line "$R/fifomod.err")"
+    else ok robust/fifo-at-module-path; fi
+else
+    for c in trace-through-a-pipe fifo-without-writer fifo-at-module-path; do fail "robust/$c" "${HS_MISSING:-no basic trace}"; done
+fi
 exit 0
