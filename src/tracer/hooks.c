@@ -560,14 +560,21 @@ static inline uint64_t unfenced(struct hs_thread *t)
 	return t->last_ts = ts;
 }
 
-/* The stamp of t's event on p (freed: a free); the slot then names this event. */
-static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
+/*
+ * The stamp of t's event on p (freed: a free); the slot then names this
+ * event. *own_ev is HS_EV_OWN when no other thread's event on p can have
+ * come since t's previous one: what lets the stamp skip the fence lets
+ * the writer move the event ahead of other threads' events too.
+ */
+static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed, uint8_t *own_ev)
 {
 	_Atomic uint64_t *slot;
 	uint64_t key, ts, solo = atomic_load_explicit(&solo_tag, memory_order_relaxed);
 
+	*own_ev = HS_EV_OWN;
 	if (likely(solo == t->tag && solo) || (solo != SOLO_MANY && solo_claim(t)))
 		return unfenced(t);
+	*own_ev = 0;
 	if (!own)
 		return hs_ticks();
 	/*
@@ -580,16 +587,17 @@ static inline uint64_t stamp(struct hs_thread *t, uintptr_t p, uint64_t freed)
 	 */
 	slot = &own[((p >> 4) + ((p >> 26) * 0x9e3779b97f4a7c15ull >> 44)) & (OWN_SLOTS - 1)];
 	key = (t->tag && !(p >> OWN_TAG_SHIFT)) ? p | t->tag : 0;
-	if (key && atomic_load_explicit(slot, memory_order_relaxed) == (key | (freed ^ OWN_FREED)))
+	if (key && atomic_load_explicit(slot, memory_order_relaxed) == (key | (freed ^ OWN_FREED))) {
 		ts = unfenced(t);
-	else
+		*own_ev = HS_EV_OWN;
+	} else
 		ts = t->last_ts = hs_ticks();
 	atomic_store_explicit(slot, key ? key | freed : 0, memory_order_relaxed);
 	return ts;
 }
 
 /* In sampled mode the caller has checked that p was sampled. */
-static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
+static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts, uint8_t own_ev)
 {
 	struct hs_ev *e;
 
@@ -597,7 +605,7 @@ static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts)
 	if (!e)
 		return;
 	e->ts = ts;
-	e->type = HS_EV_FREE;
+	e->type = HS_EV_FREE | own_ev;
 	e->fn = (uint8_t)fn;
 	e->a = (uintptr_t)p;
 	ev_end(t);
@@ -608,13 +616,14 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 	struct hs_ev *e;
 	uint32_t stack;
 	uint64_t ts;
+	uint8_t own_ev;
 
 	if (hs_g.cfg.sample_bytes) {
 		t->sample_left = next_sample(t);
 		set_insert((uintptr_t)p);
 	}
 	/* stamped before the walk: the fence then waits for the allocator's loads, not for the walk's too */
-	ts = stamp(t, (uintptr_t)p, 0);
+	ts = stamp(t, (uintptr_t)p, 0, &own_ev);
 	t->depth++;
 	stack = hs_stack_capture(t);
 	t->depth--;
@@ -622,7 +631,7 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 	if (!e)
 		return;
 	e->ts = ts;
-	e->type = HS_EV_ALLOC;
+	e->type = HS_EV_ALLOC | own_ev;
 	e->fn = (uint8_t)fn;
 	e->a = (uintptr_t)p;
 	e->b = size;
@@ -696,8 +705,13 @@ HS_EXPORT HS_TAIL_HOOK void *malloc(size_t n)
 /* A free of p that set_may_hold() let through: recorded if p was sampled (always in full mode); before the real free, since once freed another thread may get the address. */
 static void note_free(struct hs_thread *t, void *p)
 {
-	if (!hs_g.cfg.sample_bytes || set_remove_slow((uintptr_t)p))
-		record_free(t, HS_FN_FREE, p, stamp(t, (uintptr_t)p, OWN_FREED));
+	uint8_t own_ev;
+	uint64_t ts;
+
+	if (!hs_g.cfg.sample_bytes || set_remove_slow((uintptr_t)p)) {
+		ts = stamp(t, (uintptr_t)p, OWN_FREED, &own_ev);
+		record_free(t, HS_FN_FREE, p, ts, own_ev);
+	}
 }
 
 /* The recorded part of free, out of line: the usual sampled-mode free then needs no stack frame. */
@@ -795,6 +809,7 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 {
 	struct hs_thread *t;
 	uint64_t before = 0;
+	uint8_t before_own = 0;
 	size_t bytes = n * size;
 	int tracked;
 	void *p;
@@ -809,13 +824,13 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 	t = tracing_thread();
 	tracked = t && old && (!hs_g.cfg.sample_bytes || (set_may_hold((uintptr_t)old) && set_contains((uintptr_t)old)));
 	if (tracked)
-		before = stamp(t, (uintptr_t)old, OWN_FREED);
+		before = stamp(t, (uintptr_t)old, OWN_FREED, &before_own);
 	/* glibc's reallocarray calls realloc through the PLT: that would record it twice */
 	p = real.realloc(old, bytes);
 	if (unlikely(t != NULL)) {
 		count(t, fn, bytes);
 		if (tracked && (p || bytes == 0) && (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)old)))
-			record_free(t, fn, old, before);
+			record_free(t, fn, old, before, before_own);
 		if (p)
 			record_alloc(t, fn, p, bytes, old);
 	}

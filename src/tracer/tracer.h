@@ -23,6 +23,13 @@
 
 /* An event as the hooks leave it in their thread's ring; the writer encodes it. */
 enum hs_ev_type { HS_EV_ALLOC = 1, HS_EV_FREE, HS_EV_MMAP, HS_EV_MUNMAP, HS_EV_MREMAP, HS_EV_BRK };
+/*
+ * Or'ed into an event's type: no other thread's event on its block came
+ * since this thread's previous one (the stamp needed no fence), so the
+ * writer may put it ahead of other threads' events of its unit of time
+ * (writer.c, drain). Events without it keep their place in time order.
+ */
+#define HS_EV_OWN 0x80
 
 struct hs_ev {
 	uint64_t ts;

@@ -338,7 +338,7 @@ static void encode_event(const struct hs_thread *t, const struct hs_ev *e)
 	ev.tid = t->tid;
 	ev.fn = e->fn;
 	ev.stack = e->stack;
-	switch (e->type) {
+	switch (e->type & ~HS_EV_OWN) {
 	case HS_EV_ALLOC:
 		ev.kind = HS_EVENT_ALLOC;
 		ev.ptr = e->a;
@@ -377,6 +377,14 @@ static void encode_event(const struct hs_thread *t, const struct hs_ev *e)
 		return;
 	}
 	hs_builder_event(chunk, &ev);
+}
+
+/* The end of the unit of time (the trace's resolution) that holds tick t, in ns. */
+static uint64_t unit_end_ns(uint64_t t)
+{
+	uint64_t res = hs_g.cfg.time_resolution_ns ? hs_g.cfg.time_resolution_ns : 1;
+
+	return (hs_ticks_to_ns(t) / res + 1) * res;
 }
 
 /* The rings' tails move to pos, and threads asleep for room wake up (wait_for_room in hooks.c). */
@@ -454,8 +462,17 @@ static uint64_t drain(int force)
 		}
 		if (best < 0)
 			break;
-		/* the best thread's run up to the next thread's oldest event: one scan of the threads per run */
-		do {
+		/*
+		 * The best thread's run up to the next thread's oldest event (one
+		 * scan of the threads per run), and on over its HS_EV_OWN events
+		 * of that event's unit of time: no other thread's event on their
+		 * blocks can come between, and times stay in order. Threads that
+		 * run at once interleave every event or two; a THREAD record
+		 * before each made 4 churning threads' traces 13% larger and
+		 * their decoding a third slower.
+		 */
+		uint64_t unit_end = next < watermark ? unit_end_ns(next) : 0;
+		for (;;) {
 			const struct hs_ev *e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
 			encode_event(ts[best], e);
 			pos[best] += 1u + e->ext;
@@ -463,7 +480,14 @@ static uint64_t drain(int force)
 				write_chunk();
 				give_room(ts, pos, k);
 			}
-		} while (pos[best] != end[best] && ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)].ts < next);
+			if (pos[best] == end[best])
+				break;
+			e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
+			if (e->ts < next)
+				continue;
+			if (!unit_end || !(e->type & HS_EV_OWN) || e->ts >= watermark || hs_ticks_to_ns(e->ts) >= unit_end)
+				break;
+		}
 	}
 	give_room(ts, pos, k);
 	for (int i = 0; i < k; i++)
