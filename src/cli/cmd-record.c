@@ -145,7 +145,10 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 			snprintf(root, sizeof(root), "%s", g.gl_pathv[0]);
 		globfree(&g);
 	}
-	if (stat(root, &st) == 0 && st.st_mtime >= started)
+	if (stat(root, &st) == 0 && !S_ISREG(st.st_mode))
+		fprintf(stderr, "heapscope: trace written to '%s' (not a regular file: 'heapscope report' reads "
+				"a trace once it is in a file)\n", root);
+	else if (stat(root, &st) == 0 && st.st_mtime >= started)
 		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", root, root);
 	else if (!exec_failed)
 		fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "

@@ -1071,7 +1071,16 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-basic.hst" ]; then
     elif [ $rc != 0 ] || [ -z "$got" ] || [ "$got" != "$base" ]; then
         fail robust/fifo-at-module-path "exit $rc, allocations '$got' (basic: '$base'), stderr: $(first_line "$R/fifomod.err")"
     else ok robust/fifo-at-module-path; fi
+    # and the other way: recording into a pipe writes the whole trace (the
+    # writer only appends), and record's last line does not offer a report of it
+    (cd "$R" && timeout 60 bash -c '"$0" record -o >(cat >"$1") -- "$2"; wait' "$HS" "$R/piped.hst" "$P/basic") \
+        >"$R/piped.out" 2>"$R/piped.err" </dev/null
+    sleep 0.2
+    got=$(timeout 20 "$HS" report --json "$R/piped.hst" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["allocations"])' 2>/dev/null)
+    if [ "$got" != "$base" ]; then fail robust/record-into-a-pipe "allocations '$got' (basic: '$base'); record said: $(tail -n 1 "$R/piped.err")"
+    elif ! tail -n 1 "$R/piped.err" | grep -q "not a regular file"; then fail robust/record-into-a-pipe "last line: $(tail -n 1 "$R/piped.err")"
+    else ok robust/record-into-a-pipe; fi
 else
-    for c in trace-through-a-pipe fifo-without-writer fifo-at-module-path; do fail "robust/$c" "${HS_MISSING:-no basic trace}"; done
+    for c in trace-through-a-pipe fifo-without-writer fifo-at-module-path record-into-a-pipe; do fail "robust/$c" "${HS_MISSING:-no basic trace}"; done
 fi
 exit 0
