@@ -213,6 +213,7 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	to->pred = NULL;
 	to->freed = from->freed;
 	to->nstacks = from->nstacks;
+	to->stack_lim = from->stack_lim;
 	memcpy(to->calls, from->calls, sizeof(to->calls));
 	memcpy(to->bytes, from->bytes, sizeof(to->bytes));
 	to->info.time_resolution_ns = from->info.time_resolution_ns;

@@ -35,6 +35,12 @@ struct hs_reader {
 	uint64_t *stack_ip;
 	uint32_t nstacks;
 	size_t nstacks_cap;
+	/*
+	 * An event's stack id is below it: nodes come before the events that
+	 * name them (at least 1: id 0, no backtrace). While skimming, whose
+	 * nodes are not read, any 32-bit id.
+	 */
+	uint64_t stack_lim;
 
 	struct hs_module **mods;
 	size_t nmods, mods_cap;

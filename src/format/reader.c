@@ -257,6 +257,8 @@ int hs_reader_store_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uin
 	r->stack_ip[id] = ip;
 	if (id >= r->nstacks)
 		r->nstacks = (uint32_t)id + 1;
+	if (!r->skim)
+		r->stack_lim = r->nstacks;
 	return 0;
 }
 
@@ -287,6 +289,7 @@ static int add_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uint64_t
 	if (hs_block_stack(r->ho, id, parent, ip))
 		return -ENOMEM;
 	r->nstacks = (uint32_t)id + 1;
+	r->stack_lim = r->nstacks;
 	return 0;
 }
 
@@ -425,7 +428,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			GETS(HS_STREAM_PTR, a);
 		GETS(HS_STREAM_SIZE, ev->size);
 		GETS(HS_STREAM_STACK, v);
-		if (v > UINT32_MAX)
+		if (v >= r->stack_lim)
 			goto bad;
 		ev->stack = (uint32_t)v;
 		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
@@ -478,7 +481,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			ev->prot = (uint32_t)v;
 			ev->flags = (uint32_t)a;
 			GETS(HS_STREAM_STACK, v);
-			if (v > UINT32_MAX)
+			if (v >= r->stack_lim)
 				goto bad;
 			ev->stack = (uint32_t)v;
 			break;
@@ -496,7 +499,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			GET(ev->new_addr);
 			GET(ev->new_len);
 			GETS(HS_STREAM_STACK, v);
-			if (v > UINT32_MAX)
+			if (v >= r->stack_lim)
 				goto bad;
 			ev->stack = (uint32_t)v;
 			break;
@@ -507,7 +510,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			GET(ev->addr);
 			GET(ev->new_addr);
 			GETS(HS_STREAM_STACK, v);
-			if (v > UINT32_MAX)
+			if (v >= r->stack_lim)
 				goto bad;
 			ev->stack = (uint32_t)v;
 			break;
@@ -712,7 +715,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		stack = fast_varint(&pk, &bad);
 		t = fast_varint(&pt, &bad);
 		if (bad || pp > r->se[HS_STREAM_PTR] || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] ||
-		    pt > r->se[HS_STREAM_TIME] || stack > UINT32_MAX)
+		    pt > r->se[HS_STREAM_TIME] || stack >= r->stack_lim)
 			return 0;
 		r->sp[HS_STREAM_SIZE] = ps;
 		r->sp[HS_STREAM_STACK] = pk;
@@ -905,6 +908,7 @@ int hs_reader_end_hint(const char *path, uint64_t *end_ns)
 		r->sp[HS_STREAM_TYPE] = r->se[HS_STREAM_TYPE];
 	}
 	r->skim = 1;
+	r->stack_lim = (uint64_t)UINT32_MAX + 1;
 	while ((n = next_batch(r, ev, 256)) > 0)
 		for (int i = 0; i < n; i++)
 			if (ev[i].time_ns > end)
@@ -925,6 +929,7 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	*out = r;
 	if (!r)
 		return -ENOMEM;
+	r->stack_lim = 1;
 	r->path = hs_strndup(path, strlen(path));
 	if (!r->path)
 		return fail(r, -ENOMEM, "out of memory opening '%s'", path);

@@ -1,14 +1,7 @@
 /*
  * fuzz_reader.c - libFuzzer target for the trace reader: whatever the bytes,
- * reading them must not crash, leak, hang or trip a sanitizer.
- *
- * Two input modes, chosen by the first byte:
- *   0x89 (the first byte of the file magic): the input is the trace file as is;
- *   anything else: the rest of the input holds raw chunk payloads separated by
- *     "CHNK"; the target wraps them with a valid header and checksummed zstd
- *     chunks (the real encoder), so mutations reach the record decoder instead
- *     of dying at a checksum. If bit 0 of the mode byte is set, the file is cut
- *     short by (mode >> 1) bytes to exercise truncation.
+ * reading them must not crash, leak, hang or trip a sanitizer. The input
+ * becomes a trace file as wrap.h says.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -18,60 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format/encoder.h"
 #include "heapscope/reader.h"
-
-#define SEP "CHNK"
-#define SEP_LEN 4
-
-static int memfd = -1;
-static char path[64];
-static struct hs_encoder *enc;
-static uint8_t *file;
-static size_t file_len, file_cap;
-
-static void append(const void *p, size_t n)
-{
-	if (file_len + n > file_cap) {
-		while (file_len + n > file_cap)
-			file_cap = file_cap ? file_cap * 2 : 1 << 16;
-		file = realloc(file, file_cap);
-		if (!file)
-			abort();
-	}
-	memcpy(file + file_len, p, n);
-	file_len += n;
-}
-
-/* Payload mode: header + one chunk per SEP-separated piece. */
-static void wrap(const uint8_t *data, size_t size)
-{
-	uint8_t h[HS_FILE_HEADER_SIZE];
-	uint8_t mode = data[0];
-	const uint8_t *p = data + 1, *end = data + size;
-
-	if (!enc && hs_encoder_new(&enc) < 0)
-		abort();
-	file_len = 0;
-	hs_header_encode(h, 0, 0, 1, 1234, 1);
-	append(h, sizeof(h));
-	for (;;) {
-		const uint8_t *q = memmem(p, (size_t)(end - p), SEP, SEP_LEN);
-		size_t n = (size_t)((q ? q : end) - p);
-		const void *c;
-		size_t cl;
-		if (n > HS_CHUNK_MAX_RAW || hs_encoder_chunk(enc, n ? p : (const uint8_t *)"", n, &c, &cl) < 0)
-			abort();
-		append(c, cl);
-		if (!q)
-			break;
-		p = q + SEP_LEN;
-	}
-	if ((mode & 1) && file_len > HS_FILE_HEADER_SIZE) {
-		size_t cut = mode >> 1;
-		file_len = cut < file_len - HS_FILE_HEADER_SIZE ? file_len - cut : HS_FILE_HEADER_SIZE;
-	}
-}
+#include "wrap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -83,21 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t nseen = 0;
 	volatile uint64_t sink = 0;
 
-	if (memfd < 0) {
-		memfd = memfd_create("hs-fuzz", 0);
-		if (memfd < 0) {
-			perror("memfd_create");
-			abort();
-		}
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
-	}
-	if (size && data[0] != 0x89) {
-		wrap(data, size);
-		data = file;
-		size = file_len;
-	}
-	if (ftruncate(memfd, 0) != 0 || (size && pwrite(memfd, data, size, 0) != (ssize_t)size))
-		abort();
+	fuzz_trace_file(data, size);
 
 	{
 		/* the end hint reads the last complete chunk alone (stack nodes it cannot place are skipped) */

@@ -1,20 +1,23 @@
 #!/bin/bash
-# run.sh [SECONDS] - builds fuzz_reader with clang (libFuzzer + ASan + UBSan, the
-# reader sources compiled with the same flags), seeds a corpus and fuzzes for
-# SECONDS (default 30). Stdout: "ok fuzz-reader (N runs)" or
-# "FAIL fuzz-reader: <summary>, reproducer <path>". Exits 0 either way.
-# Every reproducer kept in tests/fuzz/crashes/ is replayed first, one
-# "ok/FAIL fuzz-reader-known-crash-NAME" line each. New crashing inputs land in
-# $BUILD/tests/fuzz/artifacts/ (move the ones worth keeping to tests/fuzz/crashes/);
-# the grown corpus stays in $BUILD/tests/fuzz/corpus for later runs.
+# run.sh [SECONDS] - builds the fuzz targets with clang (libFuzzer + ASan + UBSan,
+# the sources they reach compiled with the same flags), seeds a corpus and
+# fuzzes: fuzz_reader (the trace reader) for SECONDS (default 30), then
+# fuzz_analysis (report, the allocation table and the streaming pass over the
+# events the reader lets through, which must agree) for half as long.
+# Stdout: "ok fuzz-NAME (N runs)" or "FAIL fuzz-NAME: <summary>, reproducer
+# <path>" per target. Exits 0 either way.
+# Every reproducer kept in tests/fuzz/crashes/ (reader) and
+# tests/fuzz/crashes-analysis/ is replayed first, one "ok/FAIL
+# fuzz-NAME-repro-FILE" line each. New crashing inputs land in
+# $BUILD/tests/fuzz/artifacts/ (move the ones worth keeping to the crashes
+# directories); the grown corpora stay in $BUILD/tests/fuzz/corpus* for later runs.
 set -u
 cd "$(dirname "$0")/../.." || exit 0
 SECONDS_TO_RUN="${1:-30}"
 BUILD="${BUILD:-build}"
 CLANG="${CLANG:-clang}"
 out="$BUILD/tests/fuzz"
-crashes=tests/fuzz/crashes
-mkdir -p "$out/obj" "$out/seeds" "$out/corpus" "$out/artifacts"
+mkdir -p "$out/obj" "$out/seeds" "$out/artifacts"
 
 fail() { echo "FAIL fuzz-reader: $*"; exit 0; }
 
@@ -27,18 +30,21 @@ san=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-om
 cflags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument -Iinclude -Isrc $zcflags)
 
 objs=()
-for src in src/common/crc32c.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c src/format/encoder.c src/format/builder.c; do
+for src in src/common/crc32c.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c src/format/encoder.c src/format/builder.c \
+	src/analysis/alloctab.c src/analysis/report.c src/analysis/live.c src/analysis/oom.c src/analysis/timespec.c; do
 	o="$out/obj/$(basename "$src" .c).o"
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ tests/fuzz/run.sh -nt "$o" ] ||
-		[ -n "$(find src/format src/common include -name '*.h' -newer "$o" 2>/dev/null)" ]; then
+		[ -n "$(find src/format src/common src/analysis include -name '*.h' -newer "$o" 2>/dev/null)" ]; then
 		err=$("$CLANG" "${cflags[@]}" "${san[@]/fuzzer/fuzzer-no-link}" -c "$src" -o "$o" 2>&1) ||
 			{ echo "$err" >&2; fail "cannot compile $src: $(echo "$err" | grep -m1 error)"; }
 	fi
 	objs+=("$o")
 done
-# shellcheck disable=SC2086
-err=$("$CLANG" "${cflags[@]}" "${san[@]}" -o "$out/fuzz_reader" tests/fuzz/fuzz_reader.c "${objs[@]}" \
-	$libs -liberty -lstdc++ -lm -lpthread 2>&1) || { echo "$err" >&2; fail "cannot build the target: $(echo "$err" | grep -m1 error)"; }
+for target in fuzz_reader fuzz_analysis; do
+	# shellcheck disable=SC2086
+	err=$("$CLANG" "${cflags[@]}" "${san[@]}" -o "$out/$target" "tests/fuzz/$target.c" "${objs[@]}" \
+		$libs -liberty -lstdc++ -lm -lpthread 2>&1) || { echo "$err" >&2; fail "cannot build $target: $(echo "$err" | grep -m1 error)"; }
+done
 
 # seeds: synthetic traces, plus real ones when the CLI is built
 # shellcheck disable=SC2086
@@ -66,30 +72,38 @@ summarize() {
 	echo "${what:-crashed}${where:+ (at $where)}"
 }
 
-# the reproducers we keep must stay fixed once fixed: replay them first
-for c in "$crashes"/crash-* "$crashes"/leak-* "$crashes"/oom-* "$crashes"/timeout-*; do
-	[ -f "$c" ] || continue
-	if ! "$out/fuzz_reader" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 "$c" >"$out/replay.log" 2>&1; then
-		echo "FAIL fuzz-reader-repro-$(basename "$c"): $(summarize "$out/replay.log"), reproducer $c"
-	else
-		echo "ok fuzz-reader-repro-$(basename "$c")"
+# fuzz NAME SECONDS CRASHDIR: replays the kept reproducers, then fuzzes
+fuzz() {
+	local name=$1 secs=$2 crashes=$3 target=$out/fuzz_$1 log=$out/fuzz-$1.log rc runs art c
+	# the reproducers we keep must stay fixed once fixed: replay them first
+	for c in "$crashes"/crash-* "$crashes"/leak-* "$crashes"/oom-* "$crashes"/timeout-*; do
+		[ -f "$c" ] || continue
+		if ! "$target" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 "$c" >"$out/replay.log" 2>&1; then
+			echo "FAIL fuzz-$name-repro-$(basename "$c"): $(summarize "$out/replay.log"), reproducer $c"
+		else
+			echo "ok fuzz-$name-repro-$(basename "$c")"
+		fi
+	done
+	mkdir -p "$out/corpus-$name"
+	"$target" "$out/corpus-$name" "$out/seeds" -max_total_time="$secs" -max_len=65536 -timeout=10 \
+		-rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
+		-dict=tests/fuzz/reader.dict >"$log" 2>&1
+	rc=$?
+	runs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
+	if [ -z "$runs" ]; then
+		runs=$(grep -oE '^#[0-9]+' "$log" | tail -n1 | tr -d '#')
 	fi
-done
+	if [ "$rc" -eq 0 ]; then
+		echo "ok fuzz-$name (${runs:-0} runs)"
+	else
+		art=$(grep -m1 -oE "Test unit written to [^ ]+" "$log" | sed 's/Test unit written to //')
+		tail -n 40 "$log" >&2
+		echo "FAIL fuzz-$name: $(summarize "$log") after ${runs:-?} runs, reproducer ${art:-none} (log $log)"
+	fi
+}
 
-log="$out/fuzz.log"
-"$out/fuzz_reader" "$out/corpus" "$out/seeds" -max_total_time="$SECONDS_TO_RUN" -max_len=65536 -timeout=10 \
-	-rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
-	-dict=tests/fuzz/reader.dict >"$log" 2>&1
-rc=$?
-runs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
-if [ -z "$runs" ]; then
-	runs=$(grep -oE '^#[0-9]+' "$log" | tail -n1 | tr -d '#')
-fi
-if [ "$rc" -eq 0 ]; then
-	echo "ok fuzz-reader (${runs:-0} runs)"
-else
-	art=$(grep -m1 -oE "Test unit written to [^ ]+" "$log" | sed 's/Test unit written to //')
-	tail -n 40 "$log" >&2
-	echo "FAIL fuzz-reader: $(summarize "$log") after ${runs:-?} runs, reproducer ${art:-none} (log $log)"
-fi
+# the reader's corpus kept its old name
+[ -d "$out/corpus" ] && [ ! -e "$out/corpus-reader" ] && mv "$out/corpus" "$out/corpus-reader"
+fuzz reader "$SECONDS_TO_RUN" tests/fuzz/crashes
+fuzz analysis "$(( (SECONDS_TO_RUN + 1) / 2 ))" tests/fuzz/crashes-analysis
 exit 0

@@ -96,6 +96,7 @@ static void mapping_thread_shares_slot(const char *dir)
 		check_report(0, "predict-mapping-thread-build", "%s", "out of memory");
 		return;
 	}
+	tb_stack(&t, 1, 0, 0x401000);
 	tb_alloc(&t, ts += 10, 17, HS_FN_MALLOC, 0x10000010, 40, 1, 0);
 	tb_alloc(&t, ts += 10, 17, HS_FN_MALLOC, 0x10000040, 40, 1, 0);
 	tb_mmap(&t, ts += 10, 1, 0x7f0000000000, 4096, 3, 0x22, 1);
@@ -242,6 +243,9 @@ static void random_roundtrip(const char *dir)
 	}
 	for (int k = 0; k < NTHR; k++)
 		sims[k].bump = 0x550000000000ull + (uint64_t)k * 0x10000000ull;
+	/* the 50 backtraces the events name, written before them as the tracer does */
+	for (uint32_t id = 1; id <= 50; id++)
+		tb_stack(&t, id, id / 2, 0x401000 + 16 * (uint64_t)id);
 	while (nsent < NEV) {
 		int k = (int)(check_rand(&rng) % NTHR), op = (int)(check_rand(&rng) % 100);
 		struct sim *s = &sims[k];

@@ -431,6 +431,36 @@ int main(void)
 		static const uint8_t t_sig[] = { HS_REC_SIGNAL }, sig_zero[] = { 2, 5, 0 }, sig_short[] = { 1, 5, 11 };
 		streams_rejected("errors-signal-zero", STREAMS(t_sig, sig_zero), "malformed");
 		streams_rejected("errors-signal-longer-than-its-length", STREAMS(t_sig, sig_short), "malformed");
+		/*
+		 * An event may name only a node written before it (chunk A wrote
+		 * node 1): an allocation or a mapping naming node 2 is corrupt, and
+		 * an analysis would otherwise size its tables by whatever id came
+		 */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC + HS_FN_MALLOC }, m[] = { 1 };
+			static const uint8_t ptr[] = { 2 }, size[] = { 10 }, stk[] = { 2 }, tm[] = { 0 };
+			struct streams st = STREAMS(t, m);
+			st.s[HS_STREAM_PTR] = ptr, st.n[HS_STREAM_PTR] = 1;
+			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
+			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = 1;
+			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = 1;
+			streams_rejected("errors-alloc-names-unwritten-stack", st, "malformed");
+			static const uint8_t big[] = { 0xff, 0xff, 0xff, 0xff, 0x0f }; /* UINT32_MAX */
+			st.s[HS_STREAM_STACK] = big, st.n[HS_STREAM_STACK] = sizeof(big);
+			streams_rejected("errors-alloc-names-stack-2^32-1", st, "malformed");
+			static const uint8_t tm_map[] = { HS_REC_THREAD, HS_REC_MMAP }, m_map[] = { 1, 0x80, 0x20, 0x10, 3, 0x22 };
+			struct streams sm = STREAMS(tm_map, m_map);
+			sm.s[HS_STREAM_STACK] = stk, sm.n[HS_STREAM_STACK] = 1;
+			sm.s[HS_STREAM_TIME] = tm, sm.n[HS_STREAM_TIME] = 1;
+			streams_rejected("errors-mmap-names-unwritten-stack", sm, "malformed");
+			/* the same allocation naming node 1 reads */
+			static const uint8_t one[] = { 1 };
+			static uint8_t raw[256];
+			st.s[HS_STREAM_STACK] = one, st.n[HS_STREAM_STACK] = 1;
+			o = read_all(with_payload("stack-written", raw, layout(raw, &st)));
+			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-alloc-names-written-stack-read",
+				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+		}
 		/* 4.0: id - parent (0 would be the node itself, more than the id a parent below 0), the id implied (2 here) */
 		static const uint8_t t_stack[] = { HS_REC_STACK };
 		static const uint8_t self_parent[] = { 0, 0x10 };

@@ -283,7 +283,7 @@ static const char *build(void)
 	alloc(&t, 211, 8, HS_FN_REALLOC, 0x20, 64, 1, 0x20); /* grown in place */
 	xfree(&t, 220, 8, HS_FN_FREE, 0x20);
 	xfree(&t, 221, 8, HS_FN_REALLOCARRAY, 0xfffffffffffffff0ull);
-	alloc(&t, 230, 9, HS_FN_ALIGNED_ALLOC, 0xfffffffffffff000ull, UINT64_MAX, UINT32_MAX, 0);
+	alloc(&t, 230, 9, HS_FN_ALIGNED_ALLOC, 0xfffffffffffff000ull, UINT64_MAX, 4, 0);
 	xmmap(&t, 300, 9, 0x7f1234560000ull, 1u << 21, 3, 0x22, 2);
 	xmmap(&t, 301, 9, 0, 0, 0, 0, 0);
 	xmunmap(&t, 310, 7, 0x7f1234560000ull, 4096);
