@@ -119,9 +119,15 @@ static int is_realloc(int fn)
 	return fn == HS_FN_REALLOC || fn == HS_FN_REALLOCARRAY;
 }
 
+/*
+ * A live block's entry keeps only the low 48 bits of its address (struct
+ * hs_alloc): the top 16 go into the hash, which the index compares first,
+ * so that addresses past 48 bits (5-level paging, tagged pointers, a
+ * damaged trace) are not taken for the block at their low bits.
+ */
 static uint32_t hash_of(uint64_t ptr)
 {
-	return (uint32_t)(((ptr & HS_ALLOC_TIME_MASK) >> 4) * 0x9e3779b97f4a7c15ull >> 32);
+	return (uint32_t)((((ptr & HS_ALLOC_TIME_MASK) >> 4) ^ (ptr >> 48) << 44) * 0x9e3779b97f4a7c15ull >> 32);
 }
 
 static size_t home(const struct index *x, uint32_t hash)
