@@ -18,6 +18,9 @@ BUILD="${BUILD:-build}"
 CLANG="${CLANG:-clang}"
 out="$BUILD/tests/fuzz"
 mkdir -p "$out/obj" "$out/seeds" "$out/artifacts"
+# fuzz_analysis symbolizes: inflated debug files go to the build, not to ~/.cache
+case $out in /*) cache=$out/cache ;; *) cache=$PWD/$out/cache ;; esac
+export HEAPSCOPE_CACHE_DIR="${HEAPSCOPE_CACHE_DIR:-$cache}"
 
 fail() { echo "FAIL fuzz-reader: $*"; exit 0; }
 
@@ -31,7 +34,9 @@ cflags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument 
 
 objs=()
 for src in src/common/crc32c.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c src/format/encoder.c src/format/builder.c \
-	src/analysis/alloctab.c src/analysis/report.c src/analysis/live.c src/analysis/oom.c src/analysis/timespec.c; do
+	src/analysis/alloctab.c src/analysis/report.c src/analysis/live.c src/analysis/oom.c src/analysis/timespec.c \
+	src/analysis/stacks.c src/analysis/filter.c src/analysis/top.c src/analysis/leaks.c src/analysis/flame.c \
+	src/analysis/timeline.c src/analysis/lifetimes.c; do
 	o="$out/obj/$(basename "$src" .c).o"
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ tests/fuzz/run.sh -nt "$o" ] ||
 		[ -n "$(find src/format src/common src/analysis include -name '*.h' -newer "$o" 2>/dev/null)" ]; then
