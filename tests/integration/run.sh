@@ -66,7 +66,7 @@ cc_prog() { # out src [extra flags]
     fi
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
-    underscore_exit steady sampled crasher pingpong slotmap; do
+    underscore_exit steady sampled crasher pingpong slotmap handoff; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -293,6 +293,29 @@ if [ $HAVE_HS = 1 ]; then
             ok threads/handoff-pairs${pp:+-$pp}
         else
             fail threads/handoff-pairs${pp:+-$pp} "frees/untracked $pf, allocations $pa, leaked $pl; the program made ${pna:-?} and freed ${pnf:-?} (untracked 0, only libc's few blocks leaked)"
+        fi
+    done
+
+    # eight threads: blocks of their own, and blocks handed to one another;
+    # the writer moves a thread's own-block events ahead of other threads'
+    # within a unit of time, at 100 us and at 1 ns: every free still pairs
+    # with its allocation, and only libc's few blocks (a DTV per thread) stay
+    for res in "" 1ns; do
+        hn=handoff${res:+-$res}
+        hs_record "$hn" ${res:+--time-resolution $res} -o "$W/$hn.hst" -- "$P/handoff"
+        "$HS" report --json "$W/$hn.hst" >"$W/$hn.json" 2>/dev/null
+        read -r _ hna hnf < <(grep '^figures:' "$W/$hn.out")
+        hf=$($U get "$W/$hn.json" frees 2>/dev/null)/$($U get "$W/$hn.json" untracked_frees 2>/dev/null)
+        ha=$($U get "$W/$hn.json" allocations 2>/dev/null)
+        hl=$($U get "$W/$hn.json" leaked.count 2>/dev/null)
+        # libc's own: allocations and frees beyond the program's, at most 10 each
+        if [ -n "$hnf" ] && [ -n "$ha" ] && [ -n "$hl" ] && [ "${hf#*/}" = 0 ] &&
+            [ "$((ha - hna))" -ge 0 ] && [ "$((ha - hna))" -le 10 ] &&
+            [ "$((${hf%/*} - hnf))" -ge 0 ] && [ "$((${hf%/*} - hnf))" -le 10 ] &&
+            [ "$hl" = "$((ha - hna - (${hf%/*} - hnf)))" ]; then
+            ok threads/handoff-mixed${res:+-$res}
+        else
+            fail threads/handoff-mixed${res:+-$res} "frees/untracked $hf, allocations $ha, leaked $hl; the program made ${hna:-?} and freed ${hnf:-?}"
         fi
     done
 
