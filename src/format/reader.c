@@ -409,6 +409,13 @@ static int bad_record(struct hs_reader *r, unsigned type)
 		    r->path, type, at ? at - 1 : 0, (unsigned long long)r->chunk_off);
 }
 
+/* The tracer never records a block at address 0 (failed calls are not recorded, free(NULL) neither). */
+static int zero_address(struct hs_reader *r, size_t at)
+{
+	return fail(r, -EINVAL, "'%s' is corrupt: an allocation or a free at address 0 at byte %zu of the chunk at offset %llu",
+		    r->path, at, (unsigned long long)r->chunk_off);
+}
+
 /* Fields of the events (types 0x10-0x24), from their streams. */
 static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 {
@@ -435,6 +442,8 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		cls = hs_size_class(ev->size);
 		predicted = hs_predict_alloc(pr, cls, r->freed);
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
+		if (!ev->ptr)
+			return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf));
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY) {
 			GETS(HS_STREAM_PTR, a);
 			ev->old_ptr = r->freed ? hs_realloc_old(a, ev->ptr, pr->last) : ev->ptr + (uint64_t)hs_unzigzag(a);
@@ -467,6 +476,8 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			GETS(HS_STREAM_PTR, a);
 			pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 			ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
+			if (!ev->ptr)
+				return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf));
 			pr->last = ev->ptr;
 			break;
 		case HS_REC_MMAP:
@@ -692,7 +703,8 @@ static inline struct hs_predict *current_predict(struct hs_reader *r)
 /*
  * Allocations (but realloc's) and frees, most of any trace, decoded in one
  * straight run. 1: *ev filled; 0: not such a record, or something in it is
- * off: decode_one() then reads it and names any error.
+ * off: decode_one() then reads it and names any error; <0: the reader has
+ * failed (a block at address 0, known only once the state has moved on).
  */
 __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
 {
@@ -725,6 +737,8 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		ev->kind = HS_EVENT_ALLOC;
 		ev->fn = fn;
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
+		if (__builtin_expect(!ev->ptr, 0))
+			return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - r->rbuf));
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 		pr->cls[cls] = ev->ptr;
@@ -750,6 +764,8 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		ev->fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
 		         HS_FN_REALLOCARRAY;
 		ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
+		if (__builtin_expect(!ev->ptr, 0))
+			return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - r->rbuf));
 		ev->size = 0;
 		ev->stack = 0;
 	} else {
@@ -778,8 +794,8 @@ static int next_one(struct hs_reader *r, struct hs_event *ev)
 				return rc;
 			continue;
 		}
-		if (fast_one(r, ev))
-			return 1;
+		if ((rc = fast_one(r, ev)) != 0)
+			return rc;
 		rc = decode_one(r, ev);
 		if (rc)
 			return rc;
@@ -829,8 +845,10 @@ static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 			if (*r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
 				if (!fast_thread(r))
 					break;
-			} else if (fast_one(r, &ev[got])) {
+			} else if ((rc = fast_one(r, &ev[got])) > 0) {
 				got++;
+			} else if (rc < 0) {
+				return got ? got : rc;
 			} else {
 				break;
 			}

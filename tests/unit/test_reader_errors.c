@@ -461,6 +461,26 @@ int main(void)
 			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-alloc-names-written-stack-read",
 				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
 		}
+		/*
+		 * No block is at address 0 (the tracer records neither failed calls
+		 * nor free(NULL)): in a new chunk every prediction is 0, so an
+		 * allocation at its predicted address, or a free 0 past the last
+		 * address, is at 0. An analysis keys its live blocks by address.
+		 */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_MALLOC }, m[] = { 1 };
+			static const uint8_t size[] = { 10 }, stk[] = { 1 }, tm[] = { 0 };
+			struct streams st = STREAMS(t, m);
+			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
+			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = 1;
+			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = 1;
+			streams_rejected("errors-alloc-at-address-0", st, "address 0");
+			static const uint8_t tf[] = { HS_REC_THREAD, HS_REC_FREE }, zero[] = { 0 };
+			struct streams sf = STREAMS(tf, m);
+			sf.s[HS_STREAM_PTR] = zero, sf.n[HS_STREAM_PTR] = 1;
+			sf.s[HS_STREAM_TIME] = tm, sf.n[HS_STREAM_TIME] = 1;
+			streams_rejected("errors-free-at-address-0", sf, "address 0");
+		}
 		/* 4.0: id - parent (0 would be the node itself, more than the id a parent below 0), the id implied (2 here) */
 		static const uint8_t t_stack[] = { HS_REC_STACK };
 		static const uint8_t self_parent[] = { 0, 0x10 };
