@@ -247,14 +247,16 @@ static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns
 {
 	f->peak_bounds = 0;
 	f->peak_end = peak_end;
-	for (int k = 0; k < HS_FT_COUNT; k++)
-		if (f->have_time & 1u << k) {
-			f->t[k] = k == HS_FT_LIVE_AT ? hs_timespec_moment(&f->time[k], end_ns, peak_ns)
-						     : hs_timespec_resolve(&f->time[k], end_ns, peak_ns);
-			if (k != HS_FT_LIVE_AT && k != HS_FT_LIFE_MIN && k != HS_FT_LIFE_MAX &&
-			    hs_timespec_moment(&f->time[k], end_ns, peak_ns) == HS_AT_PEAK)
-				f->peak_bounds |= 1u << k;
-		}
+	for (int k = 0; k < HS_FT_COUNT; k++) {
+		uint64_t moment;
+		if (!(f->have_time & 1u << k))
+			continue;
+		/* durations never name the peak; --live-at peak is HS_AT_PEAK itself */
+		moment = hs_timespec_moment(&f->time[k], end_ns, peak_ns);
+		if (moment == HS_AT_PEAK)
+			f->peak_bounds |= 1u << k;
+		f->t[k] = k == HS_FT_LIVE_AT ? moment : hs_timespec_resolve(&f->time[k], end_ns, peak_ns);
+	}
 	f->empty = f->leaked && f->temporary;
 }
 

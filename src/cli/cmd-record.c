@@ -136,6 +136,7 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	char pattern[PATH_MAX], root[PATH_MAX], pids[16];
 	glob_t g = { 0 };
 	struct stat st;
+	int have;
 
 	snprintf(pids, sizeof(pids), "%d", (int)pid);
 	snprintf(root, sizeof(root), "%s", expand(tmpl, pids, exe));
@@ -145,10 +146,11 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 			snprintf(root, sizeof(root), "%s", g.gl_pathv[0]);
 		globfree(&g);
 	}
-	if (stat(root, &st) == 0 && !S_ISREG(st.st_mode))
+	have = stat(root, &st) == 0;
+	if (have && !S_ISREG(st.st_mode))
 		fprintf(stderr, "heapscope: trace written to '%s' (not a regular file: 'heapscope report' reads "
 				"a trace once it is in a file)\n", root);
-	else if (stat(root, &st) == 0 && st.st_mtime >= started)
+	else if (have && st.st_mtime >= started)
 		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", root, root);
 	else if (!exec_failed)
 		fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "

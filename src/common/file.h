@@ -12,21 +12,23 @@
  * -ENODEV for anything else but a regular file. Paths come from traces
  * recorded elsewhere (module paths) and from users: open() alone would
  * wait forever on a FIFO without a writer, and reading a terminal or a
- * device would wait, or never end.
+ * device would wait, or never end. st (if not NULL) gets the file's stat.
  */
-static inline int hs_open_regular(const char *path)
+static inline int hs_open_regular(const char *path, struct stat *st)
 {
-	struct stat st;
+	struct stat own;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err;
 
+	if (!st)
+		st = &own;
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, st) < 0) {
 		err = -errno;
 		goto fail;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -ENODEV;
+	if (!S_ISREG(st->st_mode)) {
+		err = S_ISDIR(st->st_mode) ? -EISDIR : -ENODEV;
 		goto fail;
 	}
 	/* no meaning for a regular file's reads, but not left for whoever gets the descriptor */

@@ -94,7 +94,7 @@ static int cache_root(char *buf, size_t n)
 /* An open ELF file whose build-id is id, or -1. */
 static int open_matching(const char *path, const unsigned char *id, int len, int *compressed)
 {
-	int fd = hs_open_regular(path);
+	int fd = hs_open_regular(path, NULL);
 	Elf *e;
 	const void *bits;
 	int ok = 0;

@@ -257,8 +257,7 @@ int hs_reader_store_stack(struct hs_reader *r, uint64_t id, uint64_t parent, uin
 	r->stack_ip[id] = ip;
 	if (id >= r->nstacks)
 		r->nstacks = (uint32_t)id + 1;
-	if (!r->skim)
-		r->stack_lim = r->nstacks;
+	r->stack_lim = r->nstacks;
 	return 0;
 }
 
@@ -951,7 +950,7 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 	r->path = hs_strndup(path, strlen(path));
 	if (!r->path)
 		return fail(r, -ENOMEM, "out of memory opening '%s'", path);
-	fd = hs_open_regular(path);
+	fd = hs_open_regular(path, &st);
 	if (fd == -EISDIR)
 		return fail(r, fd, "'%s' is a directory; give a trace file", path);
 	if (fd == -ENODEV)
@@ -965,8 +964,6 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 		close(fd);
 		return fail(r, rc, "cannot open '%s': %s", path, strerror(-rc));
 	}
-	if (fstat(fileno(r->f), &st) != 0)
-		return fail(r, -errno, "cannot stat '%s': %s", path, strerror(errno));
 	r->file_size = (uint64_t)st.st_size;
 	rc = read_header(r);
 	if (rc < 0)

@@ -131,7 +131,7 @@ static int report_modules(struct hs_reader *r)
 		if (m->path[0] != '/')
 			continue; /* the vDSO and other unnamed images have no file */
 		/* a FIFO or device at a module's path (a trace from elsewhere) must not hang the reader */
-		if ((fd = hs_open_regular(m->path)) < 0)
+		if ((fd = hs_open_regular(m->path, NULL)) < 0)
 			continue;
 		mod = dwfl_report_elf(s->dwfl, m->path, m->path, fd, m->base, false);
 		if (!mod)

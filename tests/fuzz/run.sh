@@ -107,8 +107,6 @@ fuzz() {
 	fi
 }
 
-# the reader's corpus kept its old name
-[ -d "$out/corpus" ] && [ ! -e "$out/corpus-reader" ] && mv "$out/corpus" "$out/corpus-reader"
 fuzz reader "$SECONDS_TO_RUN" tests/fuzz/crashes
 fuzz analysis "$(( (SECONDS_TO_RUN + 1) / 2 ))" tests/fuzz/crashes-analysis
 exit 0
