@@ -38,17 +38,62 @@ uint64_t hs_now_ns(void)
  * Event stamps are raw TSC ticks when the TSC is invariant (11 ns here
  * against 28 ns for clock_gettime); the writer turns them into nanoseconds
  * with a rate it refines against CLOCK_MONOTONIC over the whole run.
+ *
+ * The conversion must never go back: a free stamped after its block's
+ * allocation in another thread must not come out before it, or readers
+ * take it for the late free of an older block. Re-anchoring on each
+ * reading of the clock made it jump by the reading's error (a writer
+ * preempted between rdtsc and clock_gettime on a busy machine: hundreds
+ * of untracked frees in a two-thread ping-pong). So the conversion is a
+ * chain of segments, each starting where the one before ends: when the
+ * clock is ahead, the next segment steps forward to it; when behind, the
+ * next segment runs slower until it meets it. Ticks before a segment's
+ * start keep the segment they fell in.
  */
 int hs_use_tsc;
-static uint64_t cal_ns0, cal_tsc0, cal_ns, cal_tsc;
+static uint64_t cal_ns0, cal_tsc0;
 static double cal_rate = 1.0;
-static uint64_t cal_mult = 1u << 24; /* ns per tick, fixed point with 24 fraction bits */
+/* HEAPSCOPE_TEST_CLOCK_ERROR: every other reading that much behind, as when the writer is preempted in it */
+static uint32_t clock_error_ns;
 
+struct clock_seg {
+	uint64_t tsc, ns;
+	uint64_t mult; /* ns per tick, fixed point with 24 fraction bits */
+};
+#define CLOCK_SEGS 64 /* at one per writer tick, 640 ms: older events use the oldest, extrapolated */
+static struct clock_seg segs[CLOCK_SEGS];
+static unsigned seg_last, seg_count;
+
+/* The pair read closest together of three: a reading the writer was preempted in is off by the preemption. */
 static void clock_pair(uint64_t *ns, uint64_t *tsc)
 {
-	uint64_t a = __rdtsc();
-	*ns = hs_now_ns();
-	*tsc = a + (__rdtsc() - a) / 2;
+	uint64_t best = UINT64_MAX;
+
+	*ns = *tsc = 0;
+	for (int i = 0; i < 3; i++) {
+		uint64_t a = __rdtsc(), n = hs_now_ns(), b = __rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*ns = n;
+			*tsc = a + (b - a) / 2;
+		}
+	}
+}
+
+static uint64_t seg_at(const struct clock_seg *s, uint64_t t)
+{
+	if (t >= s->tsc)
+		return s->ns + (uint64_t)(((unsigned __int128)(t - s->tsc) * s->mult) >> 24);
+	uint64_t back = (uint64_t)(((unsigned __int128)(s->tsc - t) * s->mult) >> 24);
+	return back < s->ns ? s->ns - back : 0;
+}
+
+static void seg_push(uint64_t tsc, uint64_t ns, double rate)
+{
+	seg_last = (seg_last + 1) % CLOCK_SEGS;
+	segs[seg_last] = (struct clock_seg){ tsc, ns, (uint64_t)(rate * (double)(1u << 24)) };
+	if (seg_count < CLOCK_SEGS)
+		seg_count++;
 }
 
 static void clock_init(void)
@@ -64,36 +109,48 @@ static void clock_init(void)
 		clock_pair(&ns, &tsc);
 	while (ns - cal_ns0 < 200000);
 	cal_rate = (double)(ns - cal_ns0) / (double)(tsc - cal_tsc0);
-	cal_mult = (uint64_t)(cal_rate * (double)(1u << 24));
-	cal_ns = ns;
-	cal_tsc = tsc;
+	seg_push(tsc, ns, cal_rate);
 }
 
-/* Writer only (under its lock). */
+/* Writer only (under its lock), every few ms: one more segment. */
 void hs_clock_refine(void)
 {
-	uint64_t ns, tsc;
+	const struct clock_seg *s = &segs[seg_last];
+	uint64_t ns, tsc, at;
+	double rate;
 
 	if (!hs_use_tsc)
 		return;
 	clock_pair(&ns, &tsc);
+	if (clock_error_ns && (seg_last & 1) && ns > clock_error_ns)
+		ns -= clock_error_ns;
+	if (tsc <= s->tsc)
+		return;
 	if (ns - cal_ns0 > 10000000)
 		cal_rate = (double)(ns - cal_ns0) / (double)(tsc - cal_tsc0);
-	cal_mult = (uint64_t)(cal_rate * (double)(1u << 24));
-	cal_ns = ns;
-	cal_tsc = tsc;
+	at = seg_at(s, tsc);
+	rate = cal_rate;
+	if (ns >= at) {
+		at = ns;
+	} else {
+		/* meet the clock when as many ticks have passed again as since the last segment, at most 1/64 slower */
+		rate -= (double)(at - ns) / (double)(tsc - s->tsc);
+		if (rate < cal_rate * (63.0 / 64.0))
+			rate = cal_rate * (63.0 / 64.0);
+	}
+	seg_push(tsc, at, rate);
 }
 
 uint64_t hs_ticks_to_ns(uint64_t t)
 {
+	unsigned i = seg_last;
+
 	if (!hs_use_tsc)
 		return t;
-	int64_t d = (int64_t)(t - cal_tsc);
-
-	/* events are at most seconds from the last anchor: the product stays within 128 bits' low half */
-	if (d >= 0)
-		return cal_ns + (uint64_t)(((unsigned __int128)(uint64_t)d * cal_mult) >> 24);
-	return cal_ns - (uint64_t)(((unsigned __int128)(uint64_t)-d * cal_mult) >> 24);
+	/* nearly every event is in the newest segment or the one before */
+	for (unsigned n = 1; n < seg_count && t < segs[i].tsc; n++)
+		i = (i + CLOCK_SEGS - 1) % CLOCK_SEGS;
+	return seg_at(&segs[i], t);
 }
 
 uint64_t hs_ns_to_ticks(uint64_t ns)
@@ -383,12 +440,14 @@ void hs_init(void)
 	hs_g.cfg.libunwind_only = getenv("HEAPSCOPE_UNWIND") && !strcmp(getenv("HEAPSCOPE_UNWIND"), "libunwind");
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
+	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"), 0);
 	if (!hs_g.cfg.follow_exec) {
 		strip_preload();
 		unsetenv("HEAPSCOPE_OUTPUT");
 		unsetenv("HEAPSCOPE_SAMPLE");
 		unsetenv("HEAPSCOPE_TIME_RESOLUTION");
 		unsetenv("HEAPSCOPE_UNWIND");
+		unsetenv("HEAPSCOPE_TEST_CLOCK_ERROR");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}

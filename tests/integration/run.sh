@@ -280,10 +280,17 @@ if [ $HAVE_HS = 1 ]; then
     # allocation in the other thread would count as untracked, the block as
     # leaked); libc's own few blocks aside
     # "late": the program runs alone first (one thread's stamps skip the
-    # fence and the slots), and its first messages were allocated then
-    for pp in "" late; do
+    # fence and the slots), and its first messages were allocated then;
+    # "clock": every other reading of the clock 300 us behind, as when the
+    # writer is preempted while reading it (ticks must still map to times
+    # that never go back: 91 untracked frees when each reading re-anchored)
+    for pp in "" late clock; do
         pn=pingpong${pp:+-$pp}
-        hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" $pp
+        if [ "$pp" = clock ]; then
+            HEAPSCOPE_TEST_CLOCK_ERROR=300us hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong"
+        else
+            hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" $pp
+        fi
         "$HS" report --json "$W/$pn.hst" >"$W/$pn.json" 2>/dev/null
         read -r _ pna pnf < <(grep '^figures:' "$W/$pn.out")
         pf=$($U get "$W/$pn.json" frees 2>/dev/null)/$($U get "$W/$pn.json" untracked_frees 2>/dev/null)
