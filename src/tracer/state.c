@@ -141,16 +141,47 @@ void hs_clock_refine(void)
 	seg_push(tsc, at, rate);
 }
 
-uint64_t hs_ticks_to_ns(uint64_t t)
+/* The segment tick t falls in (nearly every event's is the newest or the one before), else the oldest. */
+static unsigned seg_of(uint64_t t)
 {
 	unsigned i = seg_last;
 
-	if (!hs_use_tsc)
-		return t;
-	/* nearly every event is in the newest segment or the one before */
 	for (unsigned n = 1; n < seg_count && t < segs[i].tsc; n++)
 		i = (i + CLOCK_SEGS - 1) % CLOCK_SEGS;
-	return seg_at(&segs[i], t);
+	return i;
+}
+
+/*
+ * The start of the unit of res ns that tick t falls in, and in *until a
+ * tick before which every later tick falls in it too: the writer then
+ * converts once per unit instead of once per event (a 128-bit product per
+ * event was 3% of four churning threads' time). Until the next
+ * hs_clock_refine().
+ */
+uint64_t hs_ticks_to_unit(uint64_t t, uint64_t res, uint64_t *until)
+{
+	const struct clock_seg *s;
+	uint64_t start, end;
+	unsigned i;
+
+	if (!hs_use_tsc) {
+		start = t / res * res;
+		*until = start + res;
+		return start;
+	}
+	i = seg_of(t);
+	s = &segs[i];
+	start = seg_at(s, t) / res * res;
+	*until = t + 1;
+	if (t < s->tsc || !s->mult)
+		return start;
+	/* below this many ticks past s->tsc, the product stays below (start + res - s->ns) << 24 */
+	end = s->tsc + (uint64_t)(((unsigned __int128)(start + res - s->ns) << 24) / s->mult);
+	if (i != seg_last && end > segs[(i + 1) % CLOCK_SEGS].tsc)
+		end = segs[(i + 1) % CLOCK_SEGS].tsc;
+	if (end > t)
+		*until = end;
+	return start;
 }
 
 uint64_t hs_ns_to_ticks(uint64_t ns)

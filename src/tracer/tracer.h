@@ -209,7 +209,7 @@ static inline struct hs_thread *hs_thread_get(void)
 	return __builtin_expect(t != NULL, 1) ? t : hs_thread_create();
 }
 uint64_t hs_now_ns(void);   /* nanoseconds since the start, for records written directly */
-uint64_t hs_ticks_to_ns(uint64_t ticks);
+uint64_t hs_ticks_to_unit(uint64_t ticks, uint64_t res, uint64_t *until);
 uint64_t hs_ns_to_ticks(uint64_t ns);
 void hs_clock_refine(void);
 void hs_disable(const char *why);

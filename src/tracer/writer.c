@@ -38,7 +38,6 @@ static ino_t statm_ino;
 static char file_path[4096];
 static int chunks_since_totals;
 
-static uint64_t last_ns, last_ticks; /* conversions are clamped to never run backwards */
 static uint64_t hold_ticks;
 
 /* Programs close every descriptor or reuse numbers: keep ours high and check it is still ours. */
@@ -319,19 +318,12 @@ static void take_meta(void)
 	}
 }
 
-/* e, whose stamp is ts ns (hs_ticks_to_ns of its ticks: drain has it already), into the chunk. */
+/* e, whose stamp falls in the unit of time that starts at ts ns (drain has it already), into the chunk. */
 static void encode_event(const struct hs_thread *t, const struct hs_ev *e, uint64_t ts)
 {
 	const struct hs_ev_ext *x = (const struct hs_ev_ext *)&t->ring[((size_t)(e - t->ring) + 1) & (HS_RING_EVENTS - 1)];
 	struct hs_event ev;
 
-	/* a new rate may map a later tick a hair before an earlier one; a late event keeps its time */
-	if (e->ts >= last_ticks) {
-		if (ts < last_ns)
-			ts = last_ns;
-		last_ns = ts;
-		last_ticks = e->ts;
-	}
 	/* hs_builder_event reads only the fields of the event's kind (these three zeroed: the compiler cannot see that) */
 	ev.ptr = ev.size = ev.old_ptr = 0;
 	ev.time_ns = ts;
@@ -379,12 +371,19 @@ static void encode_event(const struct hs_thread *t, const struct hs_ev *e, uint6
 	hs_builder_event(chunk, &ev);
 }
 
-/* The end of the unit of time (the trace's resolution) that holds tick t, in ns. */
-static uint64_t unit_end_ns(uint64_t t)
-{
-	uint64_t res = hs_g.cfg.time_resolution_ns ? hs_g.cfg.time_resolution_ns : 1;
+/* The ticks [lo, hi) fall in the unit of time (the trace's resolution) that starts at ns. */
+struct unit {
+	uint64_t lo, hi, ns;
+};
 
-	return (hs_ticks_to_ns(t) / res + 1) * res;
+/* The start, in ns, of the unit of time that holds tick t. */
+static inline uint64_t unit_of(struct unit *u, uint64_t t)
+{
+	if (t - u->lo < u->hi - u->lo)
+		return u->ns;
+	u->lo = t;
+	u->ns = hs_ticks_to_unit(t, hs_g.cfg.time_resolution_ns ? hs_g.cfg.time_resolution_ns : 1, &u->hi);
+	return u->ns;
 }
 
 /* The rings' tails move to pos, and threads asleep for room wake up (wait_for_room in hooks.c). */
@@ -423,6 +422,8 @@ static uint64_t drain(int force)
 	int k = 0, more_threads = 0;
 	uint64_t backlog = 0;
 	uint64_t watermark = force ? UINT64_MAX : hs_ticks() - hold_ticks;
+	uint64_t res = hs_g.cfg.time_resolution_ns ? hs_g.cfg.time_resolution_ns : 1;
+	struct unit ue = { 0, 0, 0 }, un = { 0, 0, 0 }; /* the events', the next thread's */
 
 	pthread_mutex_lock(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next) {
@@ -471,9 +472,9 @@ static uint64_t drain(int force)
 		 * before each made 4 churning threads' traces 11% larger and
 		 * their decoding a third slower.
 		 */
-		uint64_t unit_end = next < watermark ? unit_end_ns(next) : 0;
+		uint64_t unit_end = next < watermark ? unit_of(&un, next) + res : 0;
 		const struct hs_ev *e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
-		uint64_t ns = hs_ticks_to_ns(e->ts);
+		uint64_t ns = unit_of(&ue, e->ts);
 		for (;;) {
 			encode_event(ts[best], e, ns);
 			pos[best] += 1u + e->ext;
@@ -484,7 +485,7 @@ static uint64_t drain(int force)
 			if (pos[best] == end[best])
 				break;
 			e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
-			ns = hs_ticks_to_ns(e->ts);
+			ns = unit_of(&ue, e->ts);
 			if (e->ts < next)
 				continue;
 			if (!unit_end || !(e->type & HS_EV_OWN) || e->ts >= watermark || ns >= unit_end)
