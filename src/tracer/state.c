@@ -55,6 +55,8 @@ static uint64_t cal_ns0, cal_tsc0;
 static double cal_rate = 1.0;
 /* HEAPSCOPE_TEST_CLOCK_ERROR: every other reading that much behind, as when the writer is preempted in it */
 static uint32_t clock_error_ns;
+/* HEAPSCOPE_TEST_CLOCK=gettime: clock_gettime for every stamp, as on a CPU without an invariant TSC */
+static int clock_gettime_only;
 
 struct clock_seg {
 	uint64_t tsc, ns;
@@ -101,7 +103,7 @@ static void clock_init(void)
 	unsigned a, b, c, d;
 	uint64_t ns, tsc;
 
-	hs_use_tsc = __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+	hs_use_tsc = !clock_gettime_only && __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
 	if (!hs_use_tsc)
 		return;
 	clock_pair(&cal_ns0, &cal_tsc0);
@@ -472,6 +474,7 @@ void hs_init(void)
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
 	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"), 0);
+	clock_gettime_only = getenv("HEAPSCOPE_TEST_CLOCK") && !strcmp(getenv("HEAPSCOPE_TEST_CLOCK"), "gettime");
 	if (!hs_g.cfg.follow_exec) {
 		strip_preload();
 		unsetenv("HEAPSCOPE_OUTPUT");
@@ -479,6 +482,7 @@ void hs_init(void)
 		unsetenv("HEAPSCOPE_TIME_RESOLUTION");
 		unsetenv("HEAPSCOPE_UNWIND");
 		unsetenv("HEAPSCOPE_TEST_CLOCK_ERROR");
+		unsetenv("HEAPSCOPE_TEST_CLOCK");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}

@@ -283,14 +283,16 @@ if [ $HAVE_HS = 1 ]; then
     # fence and the slots), and its first messages were allocated then;
     # "clock": every other reading of the clock 300 us behind, as when the
     # writer is preempted while reading it (ticks must still map to times
-    # that never go back: 91 untracked frees when each reading re-anchored)
-    for pp in "" late clock; do
+    # that never go back: 91 untracked frees when each reading re-anchored);
+    # "gettime": clock_gettime for every stamp, as on a CPU without an
+    # invariant TSC
+    for pp in "" late clock gettime; do
         pn=pingpong${pp:+-$pp}
-        if [ "$pp" = clock ]; then
-            HEAPSCOPE_TEST_CLOCK_ERROR=300us hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong"
-        else
-            hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" $pp
-        fi
+        case $pp in
+        clock) HEAPSCOPE_TEST_CLOCK_ERROR=300us hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" ;;
+        gettime) HEAPSCOPE_TEST_CLOCK=gettime hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" ;;
+        *) hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" $pp ;;
+        esac
         "$HS" report --json "$W/$pn.hst" >"$W/$pn.json" 2>/dev/null
         read -r _ pna pnf < <(grep '^figures:' "$W/$pn.out")
         pf=$($U get "$W/$pn.json" frees 2>/dev/null)/$($U get "$W/$pn.json" untracked_frees 2>/dev/null)
@@ -306,10 +308,15 @@ if [ $HAVE_HS = 1 ]; then
     # eight threads: blocks of their own, and blocks handed to one another;
     # the writer moves a thread's own-block events ahead of other threads'
     # within a unit of time, at 100 us and at 1 ns: every free still pairs
-    # with its allocation, and only libc's few blocks (a DTV per thread) stay
-    for res in "" 1ns; do
+    # with its allocation, and only libc's few blocks (a DTV per thread) stay;
+    # "gettime" stamps with clock_gettime, at 1 ns
+    for res in "" 1ns gettime; do
         hn=handoff${res:+-$res}
-        hs_record "$hn" ${res:+--time-resolution $res} -o "$W/$hn.hst" -- "$P/handoff"
+        if [ "$res" = gettime ]; then
+            HEAPSCOPE_TEST_CLOCK=gettime hs_record "$hn" --time-resolution 1ns -o "$W/$hn.hst" -- "$P/handoff"
+        else
+            hs_record "$hn" ${res:+--time-resolution $res} -o "$W/$hn.hst" -- "$P/handoff"
+        fi
         "$HS" report --json "$W/$hn.hst" >"$W/$hn.json" 2>/dev/null
         read -r _ hna hnf < <(grep '^figures:' "$W/$hn.out")
         hf=$($U get "$W/$hn.json" frees 2>/dev/null)/$($U get "$W/$hn.json" untracked_frees 2>/dev/null)
