@@ -1,5 +1,6 @@
 /* state.c - start-up, configuration, per-thread state, fork, exit and the public control API */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdlib.h>
@@ -98,12 +99,37 @@ static void seg_push(uint64_t tsc, uint64_t ns, double rate)
 		seg_count++;
 }
 
+/*
+ * The kernel checks at boot that the cores' TSCs agree, and if they do
+ * not it clocks itself by the HPET or the ACPI PM timer instead. Stamps
+ * from different cores are then not comparable, and frees could sort
+ * before the allocations they free in another thread. (A hypervisor's
+ * clock, kvm-clock or the like, says nothing either way.)
+ */
+static int kernel_refused_tsc(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			      O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return !strncmp(buf, "hpet", 4) || !strncmp(buf, "acpi_pm", 7);
+}
+
 static void clock_init(void)
 {
 	unsigned a, b, c, d;
 	uint64_t ns, tsc;
 
-	hs_use_tsc = !clock_gettime_only && __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+	hs_use_tsc = !clock_gettime_only && __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) &&
+		     !kernel_refused_tsc();
 	if (!hs_use_tsc)
 		return;
 	clock_pair(&cal_ns0, &cal_tsc0);
