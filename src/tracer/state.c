@@ -469,7 +469,7 @@ static int start(const char *path)
 	strcpy(hs_g.cfg.output, path);
 	hs_g.pid = getpid();
 	if (!started_once) {
-		/* here, not at load: a process that never traces (no HEAPSCOPE_OUTPUT) skips the 200 µs calibration */
+		/* here, not at load: a process that never traces (no HEAPSCOPE_OUTPUT) reads neither CPUID nor sysfs */
 		clock_init();
 		if (hs_meta_init() < 0 || hs_stacks_init() < 0 || hs_modules_init() < 0) {
 			hs_log("out of memory at start-up; tracing disabled", NULL);
