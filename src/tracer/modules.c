@@ -133,7 +133,8 @@ int hs_module_path(const struct dl_phdr_info *info, char *out, size_t cap)
 	uintptr_t lo, hi;
 	size_t n;
 
-	if (name[0] != '/') {
+	/* a name without a slash is the vDSO's (the loader keeps the path it found any other object by): no file */
+	if (name[0] != '/' && strchr(name, '/')) {
 		hs_module_range(info, &lo, &hi);
 		if (lo != UINTPTR_MAX && mapped_path(lo, out, cap) == 0)
 			return 0;
