@@ -408,11 +408,11 @@ static int bad_record(struct hs_reader *r, unsigned type)
 		    r->path, type, at ? at - 1 : 0, (unsigned long long)r->chunk_off);
 }
 
-/* The tracer never records a block at address 0 (failed calls are not recorded, free(NULL) neither). */
-static int zero_address(struct hs_reader *r, size_t at)
+/* The tracer never records a block at address 0 (failed calls are not recorded, free(NULL) neither); rec: its type byte. */
+static int zero_address(struct hs_reader *r, const uint8_t *rec)
 {
 	return fail(r, -EINVAL, "'%s' is corrupt: an allocation or a free at address 0 at byte %zu of the chunk at offset %llu",
-		    r->path, at, (unsigned long long)r->chunk_off);
+		    r->path, (size_t)(rec - r->rbuf), (unsigned long long)r->chunk_off);
 }
 
 /* Fields of the events (types 0x10-0x24), from their streams. */
@@ -442,7 +442,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		predicted = hs_predict_alloc(pr, cls, r->freed);
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		if (!ev->ptr)
-			return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf));
+			return zero_address(r, r->sp[HS_STREAM_TYPE] - 1);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY) {
 			GETS(HS_STREAM_PTR, a);
 			ev->old_ptr = r->freed ? hs_realloc_old(a, ev->ptr, pr->last) : ev->ptr + (uint64_t)hs_unzigzag(a);
@@ -476,7 +476,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 			ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
 			if (!ev->ptr)
-				return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf));
+				return zero_address(r, r->sp[HS_STREAM_TYPE] - 1);
 			pr->last = ev->ptr;
 			break;
 		case HS_REC_MMAP:
@@ -737,7 +737,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		ev->fn = fn;
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
 		if (__builtin_expect(!ev->ptr, 0))
-			return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - r->rbuf));
+			return zero_address(r, r->sp[HS_STREAM_TYPE]);
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 		pr->cls[cls] = ev->ptr;
@@ -764,7 +764,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		         HS_FN_REALLOCARRAY;
 		ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
 		if (__builtin_expect(!ev->ptr, 0))
-			return zero_address(r, (size_t)(r->sp[HS_STREAM_TYPE] - r->rbuf));
+			return zero_address(r, r->sp[HS_STREAM_TYPE]);
 		ev->size = 0;
 		ev->stack = 0;
 	} else {

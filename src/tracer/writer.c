@@ -318,15 +318,15 @@ static void take_meta(void)
 	}
 }
 
-/* e, whose stamp falls in the unit of time that starts at ts ns (drain has it already), into the chunk. */
-static void encode_event(const struct hs_thread *t, const struct hs_ev *e, uint64_t ts)
+/* e, whose stamp falls in the unit of time that starts at unit_ns (drain has it already), into the chunk. */
+static void encode_event(const struct hs_thread *t, const struct hs_ev *e, uint64_t unit_ns)
 {
 	const struct hs_ev_ext *x = (const struct hs_ev_ext *)&t->ring[((size_t)(e - t->ring) + 1) & (HS_RING_EVENTS - 1)];
 	struct hs_event ev;
 
 	/* hs_builder_event reads only the fields of the event's kind (these three zeroed: the compiler cannot see that) */
 	ev.ptr = ev.size = ev.old_ptr = 0;
-	ev.time_ns = ts;
+	ev.time_ns = unit_ns;
 	ev.tid = t->tid;
 	ev.fn = e->fn;
 	ev.stack = e->stack;
@@ -376,13 +376,13 @@ struct unit {
 	uint64_t lo, hi, ns;
 };
 
-/* The start, in ns, of the unit of time that holds tick t. */
-static inline uint64_t unit_of(struct unit *u, uint64_t t)
+/* The start, in ns, of the unit of res ns that holds tick t. */
+static inline uint64_t unit_of(struct unit *u, uint64_t t, uint64_t res)
 {
 	if (t - u->lo < u->hi - u->lo)
 		return u->ns;
 	u->lo = t;
-	u->ns = hs_ticks_to_unit(t, hs_g.cfg.time_resolution_ns ? hs_g.cfg.time_resolution_ns : 1, &u->hi);
+	u->ns = hs_ticks_to_unit(t, res, &u->hi);
 	return u->ns;
 }
 
@@ -472,9 +472,9 @@ static uint64_t drain(int force)
 		 * before each made 4 churning threads' traces 11% larger and
 		 * their decoding a third slower.
 		 */
-		uint64_t unit_end = next < watermark ? unit_of(&un, next) + res : 0;
+		uint64_t unit_end = next < watermark ? unit_of(&un, next, res) + res : 0;
 		const struct hs_ev *e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
-		uint64_t ns = unit_of(&ue, e->ts);
+		uint64_t ns = unit_of(&ue, e->ts, res);
 		for (;;) {
 			encode_event(ts[best], e, ns);
 			pos[best] += 1u + e->ext;
@@ -485,7 +485,7 @@ static uint64_t drain(int force)
 			if (pos[best] == end[best])
 				break;
 			e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
-			ns = unit_of(&ue, e->ts);
+			ns = unit_of(&ue, e->ts, res);
 			if (e->ts < next)
 				continue;
 			if (!unit_end || !(e->type & HS_EV_OWN) || e->ts >= watermark || ns >= unit_end)

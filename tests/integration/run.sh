@@ -275,6 +275,17 @@ if [ $HAVE_HS = 1 ]; then
     hs_record family -o "$W/family.hst" -- "$P/family"
     check_figs figures/family family "$W/family.hst" $($U fig "$W/family.out" 2>/dev/null || echo - - - - -)
 
+    # handoff_figs TAG: from TAG's run and its report, pna/pnf (allocations
+    # and frees the program counted), pf (frees/untracked), pa (allocations)
+    # and pl (blocks leaked)
+    handoff_figs() {
+        "$HS" report --json "$W/$1.hst" >"$W/$1.json" 2>/dev/null
+        read -r _ pna pnf < <(grep '^figures:' "$W/$1.out")
+        pf=$($U get "$W/$1.json" frees 2>/dev/null)/$($U get "$W/$1.json" untracked_frees 2>/dev/null)
+        pa=$($U get "$W/$1.json" allocations 2>/dev/null)
+        pl=$($U get "$W/$1.json" leaked.count 2>/dev/null)
+    }
+
     # blocks that change threads as fast as a ring lets them, both ways: every
     # free pairs with its allocation (one stamped before its block's
     # allocation in the other thread would count as untracked, the block as
@@ -293,11 +304,7 @@ if [ $HAVE_HS = 1 ]; then
         gettime) HEAPSCOPE_TEST_CLOCK=gettime hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" ;;
         *) hs_record "$pn" -o "$W/$pn.hst" -- "$P/pingpong" $pp ;;
         esac
-        "$HS" report --json "$W/$pn.hst" >"$W/$pn.json" 2>/dev/null
-        read -r _ pna pnf < <(grep '^figures:' "$W/$pn.out")
-        pf=$($U get "$W/$pn.json" frees 2>/dev/null)/$($U get "$W/$pn.json" untracked_frees 2>/dev/null)
-        pa=$($U get "$W/$pn.json" allocations 2>/dev/null)
-        pl=$($U get "$W/$pn.json" leaked.count 2>/dev/null)
+        handoff_figs "$pn"
         if [ -n "$pnf" ] && [ "$pf" = "$pnf/0" ] && [ -n "$pa" ] && [ -n "$pl" ] && [ $((pa - pna)) = "$pl" ] && [ "$pl" -le 4 ]; then
             ok threads/handoff-pairs${pp:+-$pp}
         else
@@ -317,19 +324,15 @@ if [ $HAVE_HS = 1 ]; then
         else
             hs_record "$hn" ${res:+--time-resolution $res} -o "$W/$hn.hst" -- "$P/handoff"
         fi
-        "$HS" report --json "$W/$hn.hst" >"$W/$hn.json" 2>/dev/null
-        read -r _ hna hnf < <(grep '^figures:' "$W/$hn.out")
-        hf=$($U get "$W/$hn.json" frees 2>/dev/null)/$($U get "$W/$hn.json" untracked_frees 2>/dev/null)
-        ha=$($U get "$W/$hn.json" allocations 2>/dev/null)
-        hl=$($U get "$W/$hn.json" leaked.count 2>/dev/null)
+        handoff_figs "$hn"
         # libc's own: allocations and frees beyond the program's, at most 10 each
-        if [ -n "$hnf" ] && [ -n "$ha" ] && [ -n "$hl" ] && [ "${hf#*/}" = 0 ] &&
-            [ "$((ha - hna))" -ge 0 ] && [ "$((ha - hna))" -le 10 ] &&
-            [ "$((${hf%/*} - hnf))" -ge 0 ] && [ "$((${hf%/*} - hnf))" -le 10 ] &&
-            [ "$hl" = "$((ha - hna - (${hf%/*} - hnf)))" ]; then
+        if [ -n "$pnf" ] && [ -n "$pa" ] && [ -n "$pl" ] && [ "${pf#*/}" = 0 ] &&
+            [ "$((pa - pna))" -ge 0 ] && [ "$((pa - pna))" -le 10 ] &&
+            [ "$((${pf%/*} - pnf))" -ge 0 ] && [ "$((${pf%/*} - pnf))" -le 10 ] &&
+            [ "$pl" = "$((pa - pna - (${pf%/*} - pnf)))" ]; then
             ok threads/handoff-mixed${res:+-$res}
         else
-            fail threads/handoff-mixed${res:+-$res} "frees/untracked $hf, allocations $ha, leaked $hl; the program made ${hna:-?} and freed ${hnf:-?}"
+            fail threads/handoff-mixed${res:+-$res} "frees/untracked $pf, allocations $pa, leaked $pl; the program made ${pna:-?} and freed ${pnf:-?}"
         fi
     done
 
