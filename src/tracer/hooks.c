@@ -137,41 +137,292 @@ void hs_hooks_resolve(void)
 
 /*
  * Sampled mode: the set of sampled live blocks, so that their frees are
- * recorded. Every free asks it, so the question is answered from a bitmap
- * of one bit per slot, set while some live entry has that slot as its home:
- * 512 bytes for the smallest table, which stays in L1 where the slots
- * themselves (32 KiB) would not. Tables are sized for the live samples and
- * rebuilt (without tombstones) when half full. Readers probe without a
- * lock; a replaced table is never unmapped, since a reader may still be in
- * it.
+ * recorded. Every free first asks a filter: one bit per 16-byte granule of
+ * address, modulo 16 MiB, set while a live entry starts in that granule. It
+ * is a static array, so the question is one load that waits for nothing but
+ * p and the mask (the same time as the table's own bitmap was, measured on
+ * sampled churn; its false answers stay rare however many samples live). In
+ * full mode the mask is 0 and bit 0 is set: every free goes the recorded
+ * way. Before a start nothing records, so the answer does not matter.
+ *
+ * The exact set is a hash table used only under set_lock, so that a table
+ * replaced (once half its slots hold entries or tombstones) can be unmapped.
+ * When readers probed it without the lock, every replaced table stayed
+ * mapped: 32 KiB or more each few thousand samples, for as long as the
+ * program ran.
+ *
+ * A signal handler's hook on the thread that holds set_lock must not wait
+ * for it (the old lock-free readers took the lock to remove, and a handler
+ * freeing in sampled mode hung the program). It queues its change, which
+ * the thread makes before it lets go of the lock. Its free of a block the
+ * filter may hold is recorded; had the block not been sampled, the reader
+ * counts one untracked free.
  */
+
+#define FILTER_BITS (1u << 20)
+static _Atomic uint64_t filter[FILTER_BITS / 64] __attribute__((aligned(64)));
+static _Atomic uintptr_t filter_mask;
+static uint16_t *filter_count; /* under set_lock: live entries per bit, up to 0xffff, which then stays */
 
 #define SET_TOMB ((uintptr_t)1)
 #define SET_MIN (1u << 12)
 
 struct sset {
 	size_t mask;
-	size_t used;   /* slots not empty: live entries and tombstones */
+	size_t used; /* slots not empty: live entries and tombstones */
 	size_t live;
-	_Atomic uint64_t *home;  /* bit i: a live entry's home slot is i */
-	_Atomic uintptr_t slot[];
+	uintptr_t slot[];
 };
 
-/*
- * Tables of one slot that the hooks find in place of a real one, so that a
- * free asks one question in either mode: in full mode every home is taken
- * (every free goes the recorded way), in sampled mode before the first
- * sample none is. Their one slot stays empty; set_insert() replaces them.
- */
-static _Atomic uint64_t home_all = ~0ull, home_none;
-static union {
-	struct sset s;
-	char room[sizeof(struct sset) + sizeof(uintptr_t)];
-} set_all = { .s = { .home = &home_all } }, set_none = { .s = { .home = &home_none } };
-
-static struct sset *_Atomic sampled_set = &set_all.s;
+static struct sset *set; /* under set_lock; NULL: empty */
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
-static void set_insert(uintptr_t p);
+
+static inline size_t filter_index(uintptr_t p)
+{
+	return (size_t)(p >> 4) & (FILTER_BITS - 1);
+}
+
+static int filter_add(uintptr_t p)
+{
+	size_t i = filter_index(p);
+
+	if (!filter_count && !(filter_count = hs_map(FILTER_BITS * sizeof(*filter_count))))
+		return -1;
+	if (filter_count[i] != 0xffff)
+		filter_count[i]++;
+	atomic_fetch_or_explicit(&filter[i >> 6], 1ull << (i & 63), memory_order_relaxed);
+	return 0;
+}
+
+static void filter_sub(uintptr_t p)
+{
+	size_t i = filter_index(p);
+
+	if (filter_count[i] != 0xffff && --filter_count[i] == 0)
+		atomic_fetch_and_explicit(&filter[i >> 6], ~(1ull << (i & 63)), memory_order_relaxed);
+}
+
+static inline size_t set_hash(const struct sset *s, uintptr_t p)
+{
+	return (size_t)((p * 0x9e3779b97f4a7c15ull) >> 32) & s->mask;
+}
+
+static size_t set_bytes(size_t cap)
+{
+	return sizeof(struct sset) + cap * sizeof(uintptr_t);
+}
+
+static void set_put(struct sset *s, uintptr_t p)
+{
+	size_t i = set_hash(s, p);
+
+	while (s->slot[i] > SET_TOMB)
+		i = (i + 1) & s->mask;
+	if (s->slot[i] == 0)
+		s->used++;
+	s->live++;
+	s->slot[i] = p;
+}
+
+static uintptr_t *set_find(struct sset *s, uintptr_t p)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = set_hash(s, p);; i = (i + 1) & s->mask) {
+		if (s->slot[i] == 0)
+			return NULL;
+		if (s->slot[i] == p)
+			return &s->slot[i];
+	}
+}
+
+/* Under the lock. */
+static int set_add_locked(uintptr_t p)
+{
+	if (!set || (set->used + 1) * 2 > set->mask + 1) {
+		size_t cap = SET_MIN, live = set ? set->live : 0;
+		struct sset *n;
+		while (cap < (live + 1) * 4)
+			cap *= 2;
+		if (!(n = hs_map(set_bytes(cap))))
+			return -1;
+		n->mask = cap - 1;
+		for (size_t i = 0; set && i <= set->mask; i++)
+			if (set->slot[i] > SET_TOMB)
+				set_put(n, set->slot[i]);
+		if (set)
+			hs_unmap(set, set_bytes(set->mask + 1));
+		set = n;
+	}
+	if (filter_add(p) < 0)
+		return -1;
+	set_put(set, p);
+	return 0;
+}
+
+/* Under the lock. */
+static int set_del_locked(uintptr_t p)
+{
+	uintptr_t *slot = set_find(set, p);
+
+	if (!slot)
+		return 0;
+	*slot = SET_TOMB;
+	set->live--;
+	filter_sub(p);
+	return 1;
+}
+
+/*
+ * Every free of a thread with state asks: the usual answer (no live entry
+ * starts in p's granule) from the filter, without a call. Always yes in
+ * full mode.
+ */
+static inline int set_may_hold(uintptr_t p)
+{
+	size_t i = (size_t)(p >> 4) & atomic_load_explicit(&filter_mask, memory_order_relaxed);
+
+	return (atomic_load_explicit(&filter[i >> 6], memory_order_relaxed) >> (i & 63)) & 1;
+}
+
+/* Takes set_lock, unless t (NULL: no thread state) is a handler's hook on the thread that holds it. */
+static int set_enter(struct hs_thread *t)
+{
+	if (t) {
+		if (t->set_held)
+			return 0;
+		t->set_held = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+	pthread_mutex_lock(&set_lock);
+	return 1;
+}
+
+#define PEND_INSERT ((uintptr_t)1) /* on a queued block: it joins the set (blocks are 16-byte aligned) */
+
+/*
+ * Lets go of set_lock, having done first, in order, what handlers queued
+ * meanwhile; a handler that queues after that (before set_held goes to 0)
+ * has the lock taken again.
+ */
+static void set_leave(struct hs_thread *t)
+{
+	for (;;) {
+		while (t && t->set_pend_tail != t->set_pend_head) {
+			uintptr_t v;
+			atomic_signal_fence(memory_order_seq_cst);
+			v = t->set_pend[t->set_pend_tail % HS_SET_PENDING];
+			/* out of memory here leaves the block out: its free goes unrecorded */
+			if (v & PEND_INSERT)
+				(void)set_add_locked(v & ~PEND_INSERT);
+			else
+				set_del_locked(v);
+			t->set_pend_tail++;
+		}
+		pthread_mutex_unlock(&set_lock);
+		if (!t)
+			return;
+		atomic_signal_fence(memory_order_seq_cst);
+		t->set_held = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		if (t->set_pend_head == t->set_pend_tail)
+			return;
+		t->set_held = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		pthread_mutex_lock(&set_lock);
+	}
+}
+
+/* A handler's change to the set, on the thread that holds its lock: done when the thread lets go. -1: the queue is full. */
+static int set_defer(struct hs_thread *t, uintptr_t v)
+{
+	uint64_t i;
+
+	if (t->set_pend_head - t->set_pend_tail >= HS_SET_PENDING)
+		return -1;
+	i = hs_local_xadd(&t->set_pend_head, 1);
+	t->set_pend[i % HS_SET_PENDING] = v;
+	return 0;
+}
+
+/* Whether a handler queued p to join the set and not yet to leave it. */
+static int set_deferred(const struct hs_thread *t, uintptr_t p)
+{
+	int in = 0;
+
+	for (uint64_t i = t->set_pend_tail; i != t->set_pend_head; i++) {
+		uintptr_t v = t->set_pend[i % HS_SET_PENDING];
+		if ((v & ~PEND_INSERT) == p)
+			in = (v & PEND_INSERT) != 0;
+	}
+	return in;
+}
+
+/* p, just sampled, joins the set: -1 when it cannot (then it is not recorded). */
+static int set_insert(struct hs_thread *t, uintptr_t p)
+{
+	int rc;
+
+	if (!set_enter(t)) {
+		size_t i = filter_index(p);
+		if (set_defer(t, p | PEND_INSERT) < 0)
+			return -1;
+		/* at once: a free of p before the queue is done must be asked for */
+		atomic_fetch_or_explicit(&filter[i >> 6], 1ull << (i & 63), memory_order_relaxed);
+		return 0;
+	}
+	rc = set_add_locked(p);
+	set_leave(t);
+	if (rc < 0)
+		hs_disable("out of memory for the sampled-block set; tracing stopped");
+	return rc;
+}
+
+/* p was sampled (1), or maybe was: the set cannot be asked from a handler that interrupted it. */
+static int set_contains(struct hs_thread *t, uintptr_t p)
+{
+	int found;
+
+	if (!set_enter(t))
+		return 1;
+	found = set_find(set, p) != NULL;
+	set_leave(t);
+	return found;
+}
+
+/*
+ * p was sampled and leaves the set (1). From a handler that interrupted
+ * the set, p leaves it later, and 1 means p maybe was sampled: it was
+ * queued to join, or the filter holds it. A full queue leaves p in the set.
+ */
+static int set_remove_slow(struct hs_thread *t, uintptr_t p)
+{
+	int found;
+
+	if (!set_enter(t)) {
+		found = set_deferred(t, p) || set_may_hold(p);
+		(void)set_defer(t, p);
+		return found;
+	}
+	found = set_del_locked(p);
+	set_leave(t);
+	return found;
+}
+
+/* Under the lock: an empty set, its bits cleared (bit 0 too, which full mode sets). */
+static void set_clear_locked(void)
+{
+	for (size_t i = 0; set && i <= set->mask; i++)
+		if (set->slot[i] > SET_TOMB) {
+			size_t k = filter_index(set->slot[i]);
+			filter_count[k] = 0;
+			atomic_fetch_and_explicit(&filter[k >> 6], ~(1ull << (k & 63)), memory_order_relaxed);
+		}
+	if (set)
+		hs_unmap(set, set_bytes(set->mask + 1));
+	set = NULL;
+	atomic_fetch_and_explicit(&filter[0], ~1ull, memory_order_relaxed);
+}
 
 /*
  * Before each start, while no hook records (not active): sampled mode
@@ -183,146 +434,28 @@ static void set_insert(uintptr_t p);
 void hs_hooks_configure(int forked)
 {
 	unsigned n = atomic_load(&boot_n);
+	int rc = 0;
 
 	if (forked)
 		pthread_mutex_init(&set_lock, NULL);
+	pthread_mutex_lock(&set_lock);
+	set_clear_locked();
 	if (!hs_g.cfg.sample_bytes) {
-		atomic_store_explicit(&sampled_set, &set_all.s, memory_order_release);
-		return;
-	}
-	atomic_store_explicit(&sampled_set, &set_none.s, memory_order_release);
-	for (unsigned i = 0; i < n && i < BOOT_MAX; i++)
-		set_insert((uintptr_t)boot_list[i]);
-}
-
-static inline size_t set_hash(const struct sset *s, uintptr_t p)
-{
-	return (size_t)((p * 0x9e3779b97f4a7c15ull) >> 32) & s->mask;
-}
-
-static inline int set_home_taken(const struct sset *s, size_t h)
-{
-	return (atomic_load_explicit(&s->home[h >> 6], memory_order_relaxed) >> (h & 63)) & 1;
-}
-
-static struct sset *set_new(size_t cap)
-{
-	size_t len = sizeof(struct sset) + cap * sizeof(uintptr_t);
-	struct sset *s = hs_map(len + cap / 8);
-
-	if (s) {
-		s->mask = cap - 1;
-		s->home = (_Atomic uint64_t *)((char *)s + len);
-	}
-	return s;
-}
-
-static void set_put(struct sset *s, uintptr_t p)
-{
-	size_t h = set_hash(s, p), i = h;
-
-	while (atomic_load_explicit(&s->slot[i], memory_order_relaxed) > SET_TOMB)
-		i = (i + 1) & s->mask;
-	if (atomic_load_explicit(&s->slot[i], memory_order_relaxed) == 0)
-		s->used++;
-	s->live++;
-	atomic_store_explicit(&s->slot[i], p, memory_order_release);
-	atomic_fetch_or_explicit(&s->home[h >> 6], 1ull << (h & 63), memory_order_release);
-}
-
-static void set_insert(uintptr_t p)
-{
-	struct sset *s;
-
-	pthread_mutex_lock(&set_lock);
-	s = atomic_load_explicit(&sampled_set, memory_order_relaxed);
-	if (!s || (s->used + 1) * 2 > s->mask + 1) {
-		size_t cap = SET_MIN, live = s ? s->live : 0;
-		struct sset *n;
-		while (cap < (live + 1) * 4)
-			cap *= 2;
-		n = set_new(cap);
-		if (!n) {
-			pthread_mutex_unlock(&set_lock);
-			hs_disable("out of memory for the sampled-block set; tracing stopped");
-			return;
-		}
-		for (size_t i = 0; s && i <= s->mask; i++) {
-			uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_relaxed);
-			if (v > SET_TOMB)
-				set_put(n, v);
-		}
-		atomic_store_explicit(&sampled_set, n, memory_order_release);
-		s = n;
-	}
-	set_put(s, p);
-	pthread_mutex_unlock(&set_lock);
-}
-
-static _Atomic uintptr_t *set_find(struct sset *s, uintptr_t p)
-{
-	for (size_t i = set_hash(s, p);; i = (i + 1) & s->mask) {
-		uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_acquire);
-		if (v == 0)
-			return NULL;
-		if (v == p)
-			return &s->slot[i];
-	}
-}
-
-static int set_contains(uintptr_t p)
-{
-	return set_find(atomic_load_explicit(&sampled_set, memory_order_acquire), p) != NULL;
-}
-
-/* Under the lock: clears home bit h unless another live entry still has it (they sit in h's probe run). */
-static void set_release_home(struct sset *s, size_t h)
-{
-	for (size_t i = h;; i = (i + 1) & s->mask) {
-		uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_relaxed);
-		if (v == 0)
-			break;
-		if (v > SET_TOMB && set_hash(s, v) == h)
-			return;
-	}
-	atomic_fetch_and_explicit(&s->home[h >> 6], ~(1ull << (h & 63)), memory_order_relaxed);
-}
-
-/* Lock-free probe; a hit takes the lock and removes p from the current table. */
-static int set_remove_slow(uintptr_t p)
-{
-	_Atomic uintptr_t *slot;
-	struct sset *s;
-
-	if (!set_find(atomic_load_explicit(&sampled_set, memory_order_acquire), p))
-		return 0;
-	pthread_mutex_lock(&set_lock);
-	s = atomic_load_explicit(&sampled_set, memory_order_relaxed);
-	slot = set_find(s, p);
-	if (slot) {
-		atomic_store_explicit(slot, SET_TOMB, memory_order_relaxed);
-		s->live--;
-		set_release_home(s, set_hash(s, p));
+		atomic_fetch_or_explicit(&filter[0], 1, memory_order_relaxed);
+		atomic_store_explicit(&filter_mask, 0, memory_order_relaxed);
+	} else {
+		atomic_store_explicit(&filter_mask, FILTER_BITS - 1, memory_order_relaxed);
+		for (unsigned i = 0; i < n && i < BOOT_MAX && rc == 0; i++)
+			rc = set_add_locked((uintptr_t)boot_list[i]);
 	}
 	pthread_mutex_unlock(&set_lock);
-	return slot != NULL;
+	if (rc < 0)
+		hs_disable("out of memory for the sampled-block set; tracing stopped");
 }
 
-/*
- * Every free of a thread with state asks: the usual answer (no live entry
- * has its home slot) from the bitmap, without a call. Always yes in full
- * mode, and before the first start (set_all until hs_hooks_configure()).
- */
-static inline int set_may_hold(uintptr_t p)
+static inline int set_remove(struct hs_thread *t, uintptr_t p)
 {
-	struct sset *s = atomic_load_explicit(&sampled_set, memory_order_acquire);
-
-	return set_home_taken(s, set_hash(s, p));
-}
-
-static inline int set_remove(uintptr_t p)
-{
-	return set_may_hold(p) && set_remove_slow(p);
+	return set_may_hold(p) && set_remove_slow(t, p);
 }
 
 static int64_t next_sample(struct hs_thread *t)
@@ -620,7 +753,8 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 
 	if (hs_g.cfg.sample_bytes) {
 		t->sample_left = next_sample(t);
-		set_insert((uintptr_t)p);
+		if (set_insert(t, (uintptr_t)p) < 0)
+			return;
 	}
 	/* stamped before the walk: the fence then waits for the allocator's loads, not for the walk's too */
 	ts = stamp(t, (uintptr_t)p, 0, &own_ev);
@@ -708,7 +842,7 @@ static void note_free(struct hs_thread *t, void *p)
 	uint8_t own_ev;
 	uint64_t ts;
 
-	if (!hs_g.cfg.sample_bytes || set_remove_slow((uintptr_t)p)) {
+	if (!hs_g.cfg.sample_bytes || set_remove_slow(t, (uintptr_t)p)) {
 		ts = stamp(t, (uintptr_t)p, OWN_FREED, &own_ev);
 		record_free(t, HS_FN_FREE, p, ts, own_ev);
 	}
@@ -822,14 +956,14 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 		return np;
 	}
 	t = tracing_thread();
-	tracked = t && old && (!hs_g.cfg.sample_bytes || (set_may_hold((uintptr_t)old) && set_contains((uintptr_t)old)));
+	tracked = t && old && (!hs_g.cfg.sample_bytes || (set_may_hold((uintptr_t)old) && set_contains(t, (uintptr_t)old)));
 	if (tracked)
 		before = stamp(t, (uintptr_t)old, OWN_FREED, &before_own);
 	/* glibc's reallocarray calls realloc through the PLT: that would record it twice */
 	p = real.realloc(old, bytes);
 	if (unlikely(t != NULL)) {
 		count(t, fn, bytes);
-		if (tracked && (p || bytes == 0) && (!hs_g.cfg.sample_bytes || set_remove((uintptr_t)old)))
+		if (tracked && (p || bytes == 0) && (!hs_g.cfg.sample_bytes || set_remove(t, (uintptr_t)old)))
 			record_free(t, fn, old, before, before_own);
 		if (p)
 			record_alloc(t, fn, p, bytes, old);

@@ -113,6 +113,8 @@ struct hs_walk {
  * Per-thread state. The owning thread is the only producer of its ring, the
  * writer the only consumer: no lock on the hot path.
  */
+#define HS_SET_PENDING 16
+
 struct hs_thread {
 	struct hs_thread *next;
 	uint32_t tid;
@@ -132,6 +134,10 @@ struct hs_thread {
 	int in_unwind;              /* owner only: t->uw is being rewritten */
 	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */
 	int dtor_rounds;
+	int set_held;               /* owner only: holds the sampled set's lock (hooks.c) */
+	/* owner only: blocks that signal handlers freed while set_held, to leave the set */
+	uint64_t set_pend_head, set_pend_tail;
+	uintptr_t set_pend[HS_SET_PENDING];
 	atomic_int dead;
 	int64_t sample_left;
 	uint64_t rng;
