@@ -122,6 +122,14 @@ void hs_reader_close(struct hs_reader *r);
 const struct hs_trace_info *hs_reader_info(struct hs_reader *r);
 
 /*
+ * What one recorded allocation of size bytes stands for in a trace sampled
+ * every sample_bytes (hs_trace_info): the inverse of its chance to be
+ * sampled, to multiply counts (and size for bytes) by for unbiased
+ * estimates; 1 when sample_bytes is 0. docs/FORMAT.md, "Sampling".
+ */
+double hs_sample_weight(uint64_t sample_bytes, uint64_t size);
+
+/*
  * 1: *ev filled; 0: end of trace; <0: error. Pointers in *ev live until the
  * next call. Only the fields listed for the event's kind (and kind,
  * time_ns, tid) are meaningful; the others hold no particular value.

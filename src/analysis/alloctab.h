@@ -116,12 +116,7 @@ int hs_alloctab_stream(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_s
 /* Unbiased weight of one recorded allocation: 1, or 1/p(size) in sampled mode (see docs/FORMAT.md). */
 static inline double hs_alloctab_weight(const struct hs_alloctab *t, uint64_t size)
 {
-	double p;
-
-	if (!t->sample_bytes)
-		return 1.0;
-	p = -expm1(-(double)size / (double)t->sample_bytes);
-	return p > 0 ? 1.0 / p : 1.0;
+	return t->sample_bytes ? hs_sample_weight(t->sample_bytes, size) : 1.0;
 }
 
 static inline struct hs_alloc *hs_alloctab_at(const struct hs_alloctab *t, uint64_t i)

@@ -32,12 +32,7 @@ struct pass {
 /* Weight of a sampled block: the inverse of its chance to be sampled (byte-based geometric sampling). */
 static double weight(const struct hs_report *rep, uint64_t size)
 {
-	double p;
-
-	if (!rep->sampled)
-		return 1.0;
-	p = -expm1(-(double)size / (double)rep->sample_bytes);
-	return p > 0 ? 1.0 / p : 1.0;
+	return rep->sampled ? hs_sample_weight(rep->sample_bytes, size) : 1.0;
 }
 
 static __attribute__((noinline)) struct hs_site *site_grow(struct hs_report *rep, uint32_t stack)

@@ -1,6 +1,7 @@
 /* reader.c - decodes a trace: header, checksummed zstd chunks, records into events */
 #define _DEFAULT_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1008,6 +1009,17 @@ void hs_reader_close(struct hs_reader *r)
 	free(r->rbuf);
 	free(r->path);
 	free(r);
+}
+
+/* p(s) = 1 - exp(-s / R), with a request of 0 bytes counted as 1 (the tracer counts it down so) */
+double hs_sample_weight(uint64_t sample_bytes, uint64_t size)
+{
+	double p;
+
+	if (!sample_bytes)
+		return 1.0;
+	p = -expm1(-(double)(size ? size : 1) / (double)sample_bytes);
+	return p > 0 ? 1.0 / p : 1.0;
 }
 
 const struct hs_trace_info *hs_reader_info(struct hs_reader *r)

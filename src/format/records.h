@@ -17,10 +17,11 @@
  * allocation's address from the thread's recent frees first, which a 2.x
  * reader would decode into wrong addresses; 4.0 leaves a STACK record's id
  * implied, which a 3.x reader would take for its parent. Readers still take
- * 1.x to 3.x.
+ * 1.x to 3.x. 4.1 samples requests of 0 bytes as if of 1 (4.0 never did),
+ * which a 4.0 reader reads right but weighs as 1.
  */
 #define HS_VERSION_MAJOR 4
-#define HS_VERSION_MINOR 0
+#define HS_VERSION_MINOR 1
 #define HS_VERSION_MAJOR_OLDEST 1
 #define HS_VERSION_FREED 3       /* the first major version with the freed list */
 #define HS_VERSION_STACK_SEQ 4   /* the first whose STACK records leave their id implied */

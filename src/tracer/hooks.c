@@ -782,9 +782,12 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
  */
 static inline int sample_skips(struct hs_thread *t, size_t size)
 {
+	/* a request of 0 bytes counts as 1: it takes a block, which a leak of them adds up (4.1) */
+	uint64_t n = (uint64_t)size + (size == 0);
+
 	/* full mode leaves sample_left at 0, so that no size is below it: no need to ask the mode */
-	if ((uint64_t)size < (uint64_t)t->sample_left) {
-		t->sample_left -= (int64_t)size;
+	if (n < (uint64_t)t->sample_left) {
+		t->sample_left -= (int64_t)n;
 		return 1;
 	}
 	return 0;
