@@ -114,6 +114,7 @@ struct hs_walk {
  * writer the only consumer: no lock on the hot path.
  */
 #define HS_SET_PENDING 16
+#define HS_SET_HAZARDS 4
 
 struct hs_thread {
 	struct hs_thread *next;
@@ -135,6 +136,8 @@ struct hs_thread {
 	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */
 	int dtor_rounds;
 	int set_held;               /* owner only: holds the sampled set's lock (hooks.c) */
+	int set_hazards;            /* owner only: probes of the set under way (nested by handlers) */
+	void *_Atomic set_hazard[HS_SET_HAZARDS]; /* the tables they probe: not unmapped meanwhile */
 	/* owner only: blocks that signal handlers freed while set_held, to leave the set */
 	uint64_t set_pend_head, set_pend_tail;
 	uintptr_t set_pend[HS_SET_PENDING];
