@@ -135,6 +135,7 @@ struct hs_thread {
 	int in_unwind;              /* owner only: t->uw is being rewritten */
 	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */
 	int dtor_rounds;
+	int orphan;                 /* made after the thread's own state died: reaped once the thread is gone */
 	int set_held;               /* owner only: holds the sampled set's lock (hooks.c) */
 	int set_hazards;            /* owner only: probes of the set under way (nested by handlers) */
 	void *_Atomic set_hazard[HS_SET_HAZARDS]; /* the tables they probe: not unmapped meanwhile */
@@ -198,12 +199,14 @@ struct hs_global {
 	 */
 	_Alignas(64) atomic_uint room;
 	atomic_int room_waiters;
+	atomic_int to_reap;             /* thread states that may be reapable: the writer reaps before its next sleep */
 };
 
 extern struct hs_global hs_g;
 
 /* state.c */
 struct hs_thread *hs_thread_create(void);
+void hs_thread_retire(struct hs_thread *t);
 extern __thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec")));
 /*
  * The same while the thread's calls are the program's, NULL while it is
