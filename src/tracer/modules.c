@@ -1,4 +1,5 @@
 /* modules.c - the module map (path, build-id, load address, segments) recorded for offline symbolization */
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -18,6 +19,7 @@ struct module {
 	uintptr_t lo, hi;     /* address range of its PT_LOAD segments */
 	uint64_t name_hash;
 	int seen;             /* generation of the last scan that found it */
+	size_t rec_off, rec_len; /* its MODULE record after the time, in recs */
 };
 
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,6 +27,107 @@ static struct module *mods;
 static int nmods, generation;
 static unsigned long long last_adds, last_subs;
 static char exe_path[4096];
+
+/* The modules' records (after their time), for a forked child to write again without asking the loader. */
+static uint8_t *recs;
+static size_t recs_used, recs_cap;
+
+/*
+ * glibc's dl_iterate_phdr takes a lock of the loader's (in _rtld_global),
+ * and fork does not: a child forked while another thread was in dlopen,
+ * dlclose or dl_iterate_phdr finds it held by a thread it does not have,
+ * for good. The tracer then hung the child in its first module scan. The
+ * lock's owner word is found at start, from inside dl_iterate_phdr, as the
+ * one recursive mutex of _rtld_global that this thread holds there and not
+ * outside; a child that finds it taken never calls the loader
+ * (hs_loader_stuck): it writes the parent's module records, and walks
+ * stacks with the unwind rules it has.
+ */
+static const int *loader_owner;
+int hs_loader_stuck;
+
+struct lock_search {
+	const int *lo;
+	size_t n;
+	int me, found;
+	const int *owner;
+};
+
+/* pthread_mutex_t on x86-64 glibc: lock, count, owner, nusers, kind (ints) */
+static int held_here(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct lock_search *s = data;
+
+	(void)info;
+	(void)size;
+	for (size_t i = 0; i + 5 <= s->n; i += 2) {
+		const int *m = s->lo + i;
+		if (m[2] == s->me && m[0] != 0 && m[1] >= 1 && (m[4] & 0x7f) == PTHREAD_MUTEX_RECURSIVE_NP) {
+			s->found++;
+			s->owner = m + 2;
+		}
+	}
+	return 1;
+}
+
+static void find_loader_lock(void)
+{
+	Dl_info dli;
+	const ElfW(Sym) *sym = NULL;
+	void *g = dlsym(RTLD_DEFAULT, "_rtld_global");
+	struct lock_search s = { 0 };
+
+	if (!g || !dladdr1(g, &dli, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size < 64)
+		return;
+	s.lo = g;
+	s.n = sym->st_size / sizeof(int);
+	s.me = (int)hs_gettid();
+	dl_iterate_phdr(held_here, &s);
+	if (s.found == 1 && *s.owner != s.me)
+		loader_owner = s.owner;
+}
+
+/* In a forked child, before anything asks the loader. */
+void hs_loader_after_fork(void)
+{
+	int owner = loader_owner ? __atomic_load_n(loader_owner, __ATOMIC_RELAXED) : 0;
+
+	hs_loader_stuck = owner != 0 && owner != (int)hs_gettid();
+}
+
+/* Keeps a module's record after its time; a full arena is compacted or grown. -1: no memory. */
+static int keep_record(struct module *m, const uint8_t *tail, size_t len)
+{
+	if (recs_used + len > recs_cap) {
+		size_t live = len, cap;
+		uint8_t *n;
+		for (int i = 0; i < nmods; i++)
+			if (&mods[i] != m)
+				live += mods[i].rec_len;
+		cap = recs_cap ? recs_cap : 64 << 10;
+		while (cap < 2 * live)
+			cap *= 2;
+		if (!(n = hs_map(cap)))
+			return -1;
+		size_t used = 0;
+		for (int i = 0; i < nmods; i++) {
+			if (&mods[i] == m)
+				continue;
+			memcpy(n + used, recs + mods[i].rec_off, mods[i].rec_len);
+			mods[i].rec_off = used;
+			used += mods[i].rec_len;
+		}
+		hs_unmap(recs, recs_cap);
+		recs = n;
+		recs_cap = cap;
+		recs_used = used;
+	}
+	memcpy(recs + recs_used, tail, len);
+	m->rec_off = recs_used;
+	m->rec_len = len;
+	recs_used += len;
+	return 0;
+}
 
 int hs_modules_init(void)
 {
@@ -35,6 +138,7 @@ int hs_modules_init(void)
 		return -1;
 	n = syscall(SYS_readlink, "/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 	exe_path[n > 0 ? n : 0] = 0;
+	find_loader_lock();
 	return 0;
 }
 
@@ -181,9 +285,9 @@ static size_t build_id(const struct dl_phdr_info *info, const uint8_t **id)
 	return 0;
 }
 
-static void emit_module(const struct dl_phdr_info *info, const char *path)
+static void emit_module(struct module *m, const struct dl_phdr_info *info, const char *path)
 {
-	uint8_t rec[4096 + 512], *p = rec;
+	uint8_t rec[4096 + 512], *p = rec, *tail;
 	size_t plen = strlen(path), idlen;
 	const uint8_t *id = NULL;
 	int nseg = 0;
@@ -195,6 +299,7 @@ static void emit_module(const struct dl_phdr_info *info, const char *path)
 		idlen = 64;
 	*p++ = HS_REC_MODULE;
 	p = hs_varint_put(p, hs_now_ns());
+	tail = p;
 	p = hs_varint_put(p, info->dlpi_addr);
 	p = hs_varint_put(p, plen);
 	memcpy(p, path, plen);
@@ -218,6 +323,52 @@ static void emit_module(const struct dl_phdr_info *info, const char *path)
 		k++;
 	}
 	hs_meta_append(rec, (size_t)(p - rec));
+	if (keep_record(m, tail, (size_t)(p - tail)) < 0)
+		m->rec_len = 0;
+}
+
+/* The file of the module that holds ip, from its record: 0, or -1 when no module known holds it. */
+int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uintptr_t *hi, uintptr_t *bias)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&mod_lock);
+	for (int i = 0; i < nmods && rc < 0; i++) {
+		const uint8_t *p = recs + mods[i].rec_off, *end = p + mods[i].rec_len;
+		uint64_t base, plen;
+		if (ip < mods[i].lo || ip >= mods[i].hi || !mods[i].rec_len)
+			continue;
+		if (hs_varint_get(&p, end, &base) < 0 || hs_varint_get(&p, end, &plen) < 0 || plen >= cap ||
+		    plen > (uint64_t)(end - p))
+			break;
+		memcpy(path, p, plen);
+		path[plen] = 0;
+		*lo = mods[i].lo;
+		*hi = mods[i].hi;
+		*bias = (uintptr_t)base;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&mod_lock);
+	return rc;
+}
+
+/* A forked child's module records, from the parent's: its loader may be stuck (see loader_owner). */
+void hs_modules_replay(void)
+{
+	uint8_t head[1 + HS_VARINT_MAX], *p;
+	static uint8_t rec[4096 + 512]; /* under mod_lock */
+
+	pthread_mutex_init(&mod_lock, NULL);
+	for (int i = 0; i < nmods; i++) {
+		if (!mods[i].rec_len || mods[i].rec_len + sizeof(head) > sizeof(rec))
+			continue;
+		p = head;
+		*p++ = HS_REC_MODULE;
+		p = hs_varint_put(p, hs_now_ns());
+		memcpy(rec, head, (size_t)(p - head));
+		memcpy(rec + (p - head), recs + mods[i].rec_off, mods[i].rec_len);
+		hs_meta_append(rec, (size_t)(p - head) + mods[i].rec_len);
+	}
 }
 
 static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
@@ -249,16 +400,19 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	mods[nmods].hi = hi;
 	mods[nmods].name_hash = nh;
 	mods[nmods].seen = generation;
+	mods[nmods].rec_len = 0;
 	nmods++;
 	/* only a new module pays for the lookup of a relative name */
 	if (path[0] != '/' && hs_module_path(info, abs_path, sizeof(abs_path)) == 0)
 		path = abs_path;
-	emit_module(info, path);
+	emit_module(&mods[nmods - 1], info, path);
 	return 0;
 }
 
 void hs_modules_scan(void)
 {
+	if (hs_loader_stuck)
+		return;
 	pthread_mutex_lock(&mod_lock);
 	generation++;
 	dl_iterate_phdr(scan_one, NULL);
@@ -291,6 +445,8 @@ void hs_modules_poll(void)
 {
 	unsigned long long c[2] = { 0, 0 };
 
+	if (hs_loader_stuck)
+		return;
 	dl_iterate_phdr(peek_counts, c);
 	if (c[0] != last_adds || c[1] != last_subs)
 		hs_modules_scan();

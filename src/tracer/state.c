@@ -681,9 +681,10 @@ static void fork_child(void)
 	atomic_store(&hs_g.state, HS_INITIALIZING);
 	hs_g.pid = getpid();
 	hs_g.cfg.is_child = 1;
+	hs_loader_after_fork();
 	hs_meta_reset();
 	hs_stacks_reset();
-	hs_modules_reset();
+	hs_unwind_after_fork();
 	for (int i = 0; i < HS_FN_COUNT; i++) {
 		atomic_store(&hs_g.folded_calls[i], 0);
 		atomic_store(&hs_g.folded_bytes[i], 0);
@@ -702,7 +703,9 @@ static void fork_child(void)
 		return;
 	}
 	hs_internal_enter(self, &old);
-	hs_modules_scan();
+	/* the parent's modules, then what the loader changed since (when it can be asked) */
+	hs_modules_replay();
+	hs_modules_poll();
 	hs_internal_leave(self, &old);
 	hs_stamps_reset();
 	counts_rebase();

@@ -267,6 +267,11 @@ void hs_stacks_reset(void);
 /* unwind.c */
 int hs_unwind_init(void);
 void hs_unwind_forget(uintptr_t lo, uintptr_t hi);
+void hs_unwind_after_fork(void);
+extern int hs_loader_stuck;
+void hs_loader_after_fork(void);
+void hs_modules_replay(void);
+int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uintptr_t *hi, uintptr_t *bias);
 void hs_unwind_thread_init(struct hs_thread *t);
 int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node);
 void hs_unwind_keep(struct hs_thread *t);

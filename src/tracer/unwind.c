@@ -88,6 +88,27 @@ struct find_ctx {
 	struct cfi_module *m;
 };
 
+/* The CFI of the file at path, mapped at [lo, hi) with bias; NULL when the table is full or the path not absolute. */
+static struct cfi_module *cfi_open(const char *path, uintptr_t lo, uintptr_t hi, uintptr_t bias)
+{
+	struct cfi_module *m;
+
+	if (ncfi_mods == CFI_MODULES || path[0] != '/')
+		return NULL;
+	m = &cfi_mods[ncfi_mods++];
+	m->lo = lo;
+	m->hi = hi;
+	m->bias = bias;
+	m->elf = NULL;
+	m->cfi = NULL;
+	m->fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (m->fd >= 0) {
+		m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
+		m->cfi = m->elf ? dwarf_getcfi_elf(m->elf) : NULL;
+	}
+	return m;
+}
+
 static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct find_ctx *c = data;
@@ -103,19 +124,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	if (hs_module_path(info, exe, sizeof(exe)) < 0)
 		return 1;
 	path = exe;
-	if (ncfi_mods == CFI_MODULES || path[0] != '/')
-		return 1;
-	struct cfi_module *m = &cfi_mods[ncfi_mods];
-	m->lo = lo;
-	m->hi = hi;
-	m->bias = info->dlpi_addr;
-	m->fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (m->fd >= 0) {
-		m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
-		m->cfi = m->elf ? dwarf_getcfi_elf(m->elf) : NULL;
-	}
-	ncfi_mods++;
-	c->m = m;
+	c->m = cfi_open(path, lo, hi, info->dlpi_addr);
 	return 1;
 }
 
@@ -126,6 +135,14 @@ static struct cfi_module *module_for(uintptr_t ip)
 	for (int i = 0; i < ncfi_mods; i++)
 		if (ip >= cfi_mods[i].lo && ip < cfi_mods[i].hi)
 			return &cfi_mods[i];
+	if (hs_loader_stuck) {
+		/* the module map's copy of the loader's list: the file, without asking the loader */
+		char path[4096];
+		uintptr_t lo, hi, bias;
+		if (hs_modules_file_of(ip, path, sizeof(path), &lo, &hi, &bias) < 0)
+			return NULL;
+		return cfi_open(path, lo, hi, bias);
+	}
 	dl_iterate_phdr(find_module, &c);
 	return c.m;
 }
@@ -267,6 +284,23 @@ void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
 	pthread_mutex_unlock(&rules_lock);
 }
 
+/*
+ * In a forked child that traces on: another thread of the parent may have
+ * been computing a rule (in libdw, holding rules_lock) when the fork came.
+ * The lock starts free, and the opened ELF files are forgotten (their
+ * descriptors closed; libdw's state for them may be half updated), so that
+ * the child opens them again as it needs them. Rules already in the table
+ * are whole: a slot is published last.
+ */
+void hs_unwind_after_fork(void)
+{
+	pthread_mutex_init(&rules_lock, NULL);
+	for (int i = 0; i < ncfi_mods; i++)
+		if (cfi_mods[i].fd >= 0)
+			syscall(SYS_close, cfi_mods[i].fd);
+	ncfi_mods = 0;
+}
+
 int hs_unwind_init(void)
 {
 	rules = hs_map(RULES * sizeof(*rules));
@@ -322,6 +356,25 @@ static int slow_walk(struct hs_thread *t)
 	u->n = k;
 	u->chk_n = 0;
 	return k;
+}
+
+/*
+ * Where libunwind would ask the loader, which a forked child may find
+ * stuck (hs_loader_stuck): the frames walked so far, innermost first in
+ * u->cur, without registers, so that no later walk starts from them.
+ */
+static int cut_walk(struct hs_thread *t, int nn)
+{
+	struct hs_unwind_state *u = &t->uw;
+
+	for (int i = 0; i < nn; i++) {
+		uint64_t ip = u->cur[nn - 1 - i].ip;
+		memset(&u->f[i], 0, sizeof(u->f[i]));
+		u->f[i].ip = ip;
+	}
+	u->n = nn;
+	u->chk_n = 0;
+	return nn;
 }
 
 /*
@@ -603,5 +656,7 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 	return keep + nn;
 
 slow:
+	if (hs_loader_stuck)
+		return cut_walk(t, nn);
 	return slow_walk(t);
 }

@@ -74,6 +74,7 @@ cc_prog dlopener dlopener.c -ldl
 cc_prog libdlalloc.so libdlalloc.c -shared -fPIC
 cc_prog libfailbig.so failbig.c -shared -fPIC
 cc_prog reloader reloader.c -ldl
+cc_prog forkloader forkloader.c -ldl
 # optimised, without frame pointers: their frames unwind through CFI
 cc_prog libreload_a.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=200
 cc_prog libreload_b.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600
@@ -982,6 +983,33 @@ EOF
     fi
 else
     for c in sampled/mode sampled/bytes sampled/count; do fail $c "$HS_MISSING"; done
+fi
+
+# Forks while another thread is in dlopen/dlclose (forkloader): a child
+# forked then finds the loader's lock held for good. The tracer's child
+# scanned the modules through the loader and hung there (7th child of 300
+# here); now it writes the parent's module records and finds unwind rules
+# without the loader: every child ends, its trace reads, and its
+# allocations have their whole backtrace (leaf, in libreload_c.so)
+if [ $HAVE_HS = 1 ]; then
+    mkdir -p "$W/forkloader.d"
+    (cd "$W/forkloader.d" && timeout -s KILL 90 "$HS" record --follow-fork -o fl.hst -- "$P/forkloader" \
+        "$P/libreload_a.so" "$P/libreload_b.so" "$P/libreload_c.so" 200) >"$W/forkloader.out" 2>"$W/forkloader.err" </dev/null
+    echo $? >"$W/forkloader.rc"
+    pkill -KILL -f "$P/forkloader" 2>/dev/null
+    nf=$(ls "$W/forkloader.d" | grep -c '^fl\.hst\.')
+    nleaf=0
+    for f in "$W/forkloader.d"/fl.hst.*; do
+        [ -e "$f" ] || continue
+        "$HS" report "$f" 2>/dev/null | grep -q 'leaf  libreload.c' && nleaf=$((nleaf + 1))
+    done
+    if [ "$(cat "$W/forkloader.rc")" = 0 ] && [ "$($U kv "$W/forkloader.out" bad 2>/dev/null)" = 0 ] && [ "$nf" = 200 ] && [ "$nleaf" = 200 ]; then
+        ok fork/loader-lock-held
+    else
+        fail fork/loader-lock-held "rc $(cat "$W/forkloader.rc") (137: hung), $(tr '\n' ' ' < "$W/forkloader.out"), $nf child traces, $nleaf with the leaf frame (200 expected)"
+    fi
+else
+    fail fork/loader-lock-held "$HS_MISSING"
 fi
 
 # 400 threads with events at once (the writer merged at most 256 in one
