@@ -25,6 +25,13 @@ int hs_meta_init(void)
 	return buf ? 0 : -1;
 }
 
+/* Tracing could not start: the program gets the memory back. */
+void hs_meta_release(void)
+{
+	hs_unmap(buf, cap);
+	buf = NULL;
+}
+
 /* Stored with a length prefix so the writer can split each record into the chunk's streams. */
 void hs_meta_append(const uint8_t *rec, size_t len)
 {

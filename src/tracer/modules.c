@@ -142,6 +142,17 @@ int hs_modules_init(void)
 	return 0;
 }
 
+/* Tracing could not start: the program gets the memory back. */
+void hs_modules_release(void)
+{
+	hs_unmap(mods, HS_MAX_MODULES * sizeof(*mods));
+	hs_unmap(recs, recs_cap);
+	mods = NULL;
+	recs = NULL;
+	recs_cap = recs_used = 0;
+	nmods = 0;
+}
+
 void hs_modules_reset(void)
 {
 	pthread_mutex_init(&mod_lock, NULL);

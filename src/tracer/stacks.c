@@ -45,6 +45,16 @@ int hs_stacks_init(void)
 	return hs_unwind_init();
 }
 
+/* Tracing could not start: the program gets the memory back. */
+void hs_stacks_release(void)
+{
+	hs_unmap(table, table_cap * sizeof(*table));
+	hs_unmap(ip_of, table_cap * sizeof(*ip_of));
+	table = NULL;
+	ip_of = NULL;
+	hs_unwind_release();
+}
+
 void hs_stacks_reset(void)
 {
 	pthread_mutex_init(&stack_lock, NULL);

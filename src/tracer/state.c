@@ -544,6 +544,7 @@ static int start(const char *path)
 {
 	struct hs_thread *t;
 	sigset_t old;
+	int first = !started_once;
 
 	if (strlen(path) >= sizeof(hs_g.cfg.output)) {
 		hs_log("output path too long: ", path);
@@ -556,14 +557,14 @@ static int start(const char *path)
 		clock_init();
 		if (hs_meta_init() < 0 || hs_stacks_init() < 0 || hs_modules_init() < 0) {
 			hs_log("out of memory at start-up; tracing disabled", NULL);
-			return -1;
+			goto release;
 		}
 		started_once = 1;
 	} else {
 		restart();
 	}
 	if (hs_writer_open() < 0)
-		return -1;
+		goto release;
 	t = hs_thread_get();
 	hs_internal_enter(t, &old);
 	hs_modules_scan();
@@ -580,6 +581,22 @@ static int start(const char *path)
 		return -1;
 	}
 	return 0;
+
+release:
+	/*
+	 * Out of memory, as a rule: what start-up mapped goes back, so that the
+	 * program, which runs on untraced, is not the one short of it (under
+	 * ulimit -v 10 MB, 'basic' got NULL from malloc and crashed on it).
+	 * Not after an earlier trace (hs_start again), whose tables stay.
+	 */
+	if (!first)
+		return -1;
+	started_once = 0;
+	hs_writer_release();
+	hs_modules_release();
+	hs_stacks_release();
+	hs_meta_release();
+	return -1;
 }
 
 /* First call into any hook, or our constructor, whichever comes first. */

@@ -301,6 +301,13 @@ void hs_unwind_after_fork(void)
 	ncfi_mods = 0;
 }
 
+/* Tracing could not start: the program gets the memory back. */
+void hs_unwind_release(void)
+{
+	hs_unmap(rules, RULES * sizeof(*rules));
+	rules = NULL;
+}
+
 int hs_unwind_init(void)
 {
 	rules = hs_map(RULES * sizeof(*rules));

@@ -214,20 +214,38 @@ int hs_writer_open(void)
 			hs_strlcat(file_path, rel, sizeof(file_path));
 		}
 	}
-	if (!enc && hs_encoder_new(&enc) < 0)
+	/* the file exists by now: say why it stays empty (start() then gives the memory back: hs_writer_release) */
+	if ((!enc && hs_encoder_new(&enc) < 0)) {
+		hs_log("out of memory for the trace's compressor; tracing disabled, nothing written to ", file_path);
 		return -1;
+	}
 	if (chunk)
 		hs_builder_free(chunk);
-	if (hs_builder_new(&chunk, hs_g.cfg.time_resolution_ns) < 0)
+	if (hs_builder_new(&chunk, hs_g.cfg.time_resolution_ns) < 0) {
+		chunk = NULL;
+		hs_log("out of memory for the trace's chunk buffers; tracing disabled, nothing written to ", file_path);
 		return -1;
+	}
 	clock_gettime(CLOCK_REALTIME, &rt);
 	hs_header_encode(hdr, hs_g.cfg.sample_bytes ? HS_FLAG_SAMPLED : 0, hs_g.cfg.sample_bytes,
 			 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, (uint32_t)hs_g.pid,
 			 hs_g.cfg.time_resolution_ns);
-	if (write_all(hdr, sizeof(hdr)) < 0)
+	if (write_all(hdr, sizeof(hdr)) < 0) {
+		hs_log("cannot write the trace's header; tracing disabled: ", file_path);
 		return -1;
+	}
 	emit_process();
 	return 0;
+}
+
+/* Tracing could not start: the program gets the buffers' memory back. */
+void hs_writer_release(void)
+{
+	hs_builder_free(chunk);
+	chunk = NULL;
+	if (enc)
+		hs_encoder_free(enc);
+	enc = NULL;
 }
 
 static void emit_rss(void)

@@ -985,6 +985,28 @@ else
     for c in sampled/mode sampled/bytes sampled/count; do fail $c "$HS_MISSING"; done
 fi
 
+# Too little address space (ulimit -v) for the tracer: it says so in one
+# line, and the program runs as it does natively (its exit status), since
+# what start-up mapped goes back (at 10-12 MB, 'basic' got NULL from malloc
+# and crashed; at 14-40 MB the trace was left empty without a word)
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    for lim in 8000 10000 12000 14000 20000 40000; do
+        rm -f "$W/ulimit.hst"
+        (ulimit -v $lim; LD_PRELOAD="$BD/libheapscope.so" HEAPSCOPE_OUTPUT="$W/ulimit.hst" "$P/basic") >/dev/null 2>"$W/ulimit.err"
+        rc=$?
+        (ulimit -v $lim; "$P/basic") >/dev/null 2>&1
+        nrc=$?
+        [ "$rc" = "$nrc" ] || why="$why; at $lim KB exit $rc traced, $nrc native"
+        if [ ! -s "$W/ulimit.hst" ] && ! grep -q '^heapscope: ' "$W/ulimit.err"; then
+            why="$why; at $lim KB no trace and no message"
+        fi
+    done
+    [ -z "$why" ] && ok robust/address-space-limit || fail robust/address-space-limit "${why#; }"
+else
+    fail robust/address-space-limit "$HS_MISSING"
+fi
+
 # Forks while another thread is in dlopen/dlclose (forkloader): a child
 # forked then finds the loader's lock held for good. The tracer's child
 # scanned the modules through the loader and hung there (7th child of 300
