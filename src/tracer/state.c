@@ -365,8 +365,11 @@ struct hs_thread *hs_thread_create(void)
 {
 	struct hs_thread *t = thread_new();
 
-	if (!t)
+	if (!t) {
+		/* a thread whose events would go unrecorded makes every figure wrong: stop, and say so */
+		hs_disable("out of memory for a thread's event buffer; tracing stopped");
 		return NULL;
+	}
 	hs_tls_thread = t;
 	/* an exiting thread's late frees (libc's own, after our destructor ran): no destructor will say when it is gone */
 	t->orphan = tls_gone;
