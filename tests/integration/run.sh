@@ -1064,9 +1064,10 @@ fi
 
 # Requests of 0 bytes take blocks too: sampled as 1 byte each (format 4.1;
 # before, never sampled, so a leak of them was invisible), their estimates
-# hold (a sample point every 64 bytes: about 1 request in 64 is kept)
+# hold (a sample point every 8 bytes: 1 request in 8.5 is kept, so that 5%
+# is over 5 standard deviations of the estimates)
 if [ $HAVE_HS = 1 ]; then
-    hs_record zerobytes --sample 64 -o "$W/zerobytes.hst" -- "$P/zerobytes"
+    hs_record zerobytes --sample 8 -o "$W/zerobytes.hst" -- "$P/zerobytes"
     if za=$($U kv "$W/zerobytes.out" allocs 2>/dev/null) &&
         report_ok sampled/zero-byte-requests "$W/zerobytes.hst" "$W/zerobytes"; then
         $U within sampled/zero-byte-requests "$W/zerobytes.json" allocations "$za" 5
