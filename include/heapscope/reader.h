@@ -70,6 +70,7 @@ enum hs_event_kind {
 	HS_EVENT_TOTALS,        /* calls[], bytes[]: exact running totals per entry point, even when sampled */
 	HS_EVENT_END,           /* the process image ended cleanly: flags holds enum hs_end_reason */
 	HS_EVENT_SIGNAL,        /* (2.1) a signal is ending the process: flags holds its number; no END follows */
+	HS_EVENT_DISABLED,      /* (4.1) label, label_len: why the tracer stopped itself mid-run; an END (stop) follows */
 };
 
 enum hs_end_reason {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,6 +339,10 @@ static void account(struct pass *ps, const struct hs_event *ev)
 		break;
 	case HS_EVENT_SIGNAL:
 		rep->signal = (int)ev->flags;
+		break;
+	case HS_EVENT_DISABLED:
+		snprintf(rep->disabled, sizeof(rep->disabled), "%.*s", (int)(ev->label_len < 159 ? ev->label_len : 159),
+			 ev->label ? ev->label : "");
 		break;
 	default:
 		break;

@@ -27,6 +27,7 @@ struct hs_report {
 	int clean_exit;
 	int end_reason;                  /* enum hs_end_reason when clean_exit */
 	int signal;                      /* the signal that ended the process, when the tracer caught it; 0: none */
+	char disabled[160];              /* why the tracer stopped itself mid-run (4.1); "": it did not */
 	int sampled;
 	uint64_t sample_bytes;
 

@@ -14,7 +14,7 @@ static const char usage[] =
 static const char *kind_name(enum hs_event_kind k)
 {
 	static const char *const names[] = { "alloc", "free", "mmap", "munmap", "mremap", "brk", "rss", "marker",
-					     "module", "module-unload", "totals", "end", "signal" };
+					     "module", "module-unload", "totals", "end", "signal", "disabled" };
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
@@ -80,6 +80,7 @@ int hs_cmd_dump(int argc, char **argv)
 			printf(" %" PRIu64, ev.rss);
 			break;
 		case HS_EVENT_MARKER:
+		case HS_EVENT_DISABLED:
 			printf(" %.*s", (int)ev.label_len, ev.label);
 			break;
 		case HS_EVENT_MODULE:

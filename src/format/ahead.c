@@ -116,7 +116,7 @@ static int keep_last(struct hs_reader *h, struct hs_block *b)
 	struct hs_event *ev = &b->ev[b->n - 1];
 	struct fix f = { .i = b->n - 1 };
 
-	if (ev->kind == HS_EVENT_MARKER) {
+	if (ev->kind == HS_EVENT_MARKER || ev->kind == HS_EVENT_DISABLED) {
 		if (ensure(&b->strs, &b->strs_cap, b->nstrs + ev->label_len + 1, 1))
 			return hs_reader_no_memory(h, "a marker");
 		f.off = b->nstrs;

@@ -228,6 +228,18 @@ static int load_chunk(struct hs_reader *r)
 	} while (0)
 #define GET(v) GETS(HS_STREAM_MISC, v)
 
+/* A record that states its length first (those a later minor version may lengthen): *end, where it ends. */
+static int get_sized(struct hs_reader *r, const uint8_t **end)
+{
+	uint64_t n;
+	const uint8_t **p = &r->sp[HS_STREAM_MISC];
+
+	if (hs_varint_get(p, r->se[HS_STREAM_MISC], &n) || n > (uint64_t)(r->se[HS_STREAM_MISC] - *p))
+		return -1;
+	*end = *p + n;
+	return 0;
+}
+
 static int get_str(struct hs_reader *r, const char **s, size_t *len)
 {
 	uint64_t n;
@@ -628,10 +640,8 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		return 1;
 	case HS_REC_SIGNAL: {
 		const uint8_t *end;
-		GET(v);
-		if (v > (uint64_t)(r->se[HS_STREAM_MISC] - r->sp[HS_STREAM_MISC]))
+		if (get_sized(r, &end))
 			goto bad;
-		end = r->sp[HS_STREAM_MISC] + v;
 		GET(ev->time_ns);
 		GET(a);
 		if (a == 0 || a > 64 || r->sp[HS_STREAM_MISC] > end)
@@ -639,6 +649,17 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		r->sp[HS_STREAM_MISC] = end;   /* a later minor version may say more */
 		ev->flags = (uint32_t)a;
 		ev->kind = HS_EVENT_SIGNAL;
+		return 1;
+	}
+	case HS_REC_DISABLED: {
+		const uint8_t *end;
+		if (get_sized(r, &end))
+			goto bad;
+		GET(ev->time_ns);
+		if (get_str(r, &ev->label, &ev->label_len) || r->sp[HS_STREAM_MISC] > end)
+			goto bad;
+		r->sp[HS_STREAM_MISC] = end;
+		ev->kind = HS_EVENT_DISABLED;
 		return 1;
 	}
 	case HS_REC_END:

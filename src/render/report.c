@@ -17,7 +17,7 @@ static const char *rank_key[HS_RANK_COUNT] = { "bytes_allocated", "calls", "peak
 
 static const char *end_text(const struct hs_report *rep)
 {
-	static char buf[160];
+	static char buf[224];
 
 	if (!rep->clean_exit && rep->signal) {
 		snprintf(buf, sizeof(buf), "killed by signal %d (SIG%s), the trace complete up to it", rep->signal,
@@ -26,6 +26,10 @@ static const char *end_text(const struct hs_report *rep)
 	}
 	if (!rep->clean_exit)
 		return "no clean end: killed or crashed (read up to the last flushed chunk)";
+	if (rep->disabled[0]) {
+		snprintf(buf, sizeof(buf), "the tracer stopped itself: %s", rep->disabled);
+		return buf;
+	}
 	switch (rep->end_reason) {
 	case HS_END_EXEC: return "ended by exec of another program";
 	case HS_END_UNDERSCORE_EXIT: return "ended by _exit";
@@ -191,9 +195,14 @@ void hs_render_report_json(FILE *f, struct hs_reader *r, const struct hs_report 
 	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"end\": \"%s\", \"signal\": %d, \"mode\": \"%s\", "
 		   "\"sample_bytes\": %llu, \"estimated\": %s,\n",
 		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false",
-		hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal), rep->signal,
-		rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
+		rep->clean_exit && rep->disabled[0] ? "disabled" : hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal),
+		rep->signal, rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
 		rep->sampled ? "true" : "false");
+	if (rep->disabled[0]) {
+		fprintf(f, " \"disabled\": ");
+		hs_json_string(f, rep->disabled);
+		fprintf(f, ",\n");
+	}
 	fprintf(f, " \"calls\": {");
 	for (int i = 0; i < HS_FN_COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", hs_fn_name(i), (unsigned long long)rep->calls[i]);

@@ -59,6 +59,8 @@ static double cal_rate = 1.0;
 static uint32_t clock_error_ns;
 /* HEAPSCOPE_TEST_CLOCK=gettime: clock_gettime for every stamp, as on a CPU without an invariant TSC */
 static int clock_gettime_only;
+/* HEAPSCOPE_TEST_FAIL_THREAD=n (tests only): the n-th thread state cannot be mapped, as when out of memory */
+static long fail_thread, threads_made;
 
 struct clock_seg {
 	uint64_t tsc, ns;
@@ -238,8 +240,10 @@ uint64_t hs_ns_to_ticks(uint64_t ns)
 void hs_disable(const char *why)
 {
 	int expected = HS_ACTIVE;
-	if (atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INERT))
+	if (atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INERT)) {
 		hs_log(why, NULL);
+		hs_writer_disabled(why);
+	}
 }
 
 static void thread_dtor(void *arg)
@@ -340,6 +344,8 @@ static struct hs_thread *thread_new(void)
 {
 	struct hs_thread *t = NULL;
 
+	if (fail_thread && __atomic_add_fetch(&threads_made, 1, __ATOMIC_RELAXED) == fail_thread)
+		return NULL;
 	pthread_mutex_lock(&hs_g.threads_lock);
 	if (nspare > 0)
 		t = spare[--nspare];
@@ -621,6 +627,7 @@ void hs_init(void)
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
 	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"), 0);
 	clock_gettime_only = getenv("HEAPSCOPE_TEST_CLOCK") && !strcmp(getenv("HEAPSCOPE_TEST_CLOCK"), "gettime");
+	fail_thread = getenv("HEAPSCOPE_TEST_FAIL_THREAD") ? atol(getenv("HEAPSCOPE_TEST_FAIL_THREAD")) : 0;
 	if (!hs_g.cfg.follow_exec) {
 		strip_preload();
 		unsetenv("HEAPSCOPE_OUTPUT");
@@ -629,6 +636,7 @@ void hs_init(void)
 		unsetenv("HEAPSCOPE_UNWIND");
 		unsetenv("HEAPSCOPE_TEST_CLOCK_ERROR");
 		unsetenv("HEAPSCOPE_TEST_CLOCK");
+		unsetenv("HEAPSCOPE_TEST_FAIL_THREAD");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}

@@ -273,6 +273,7 @@ void hs_stacks_release(void);
 void hs_meta_release(void);
 void hs_modules_release(void);
 void hs_writer_release(void);
+void hs_writer_disabled(const char *why);
 extern int hs_loader_stuck;
 void hs_loader_after_fork(void);
 void hs_modules_replay(void);

@@ -36,6 +36,14 @@ static ino_t file_ino;
 static dev_t statm_dev;
 static ino_t statm_ino;
 static char file_path[4096];
+/*
+ * The tracer stopped itself (hs_disable): the writer writes every event
+ * recorded until then, then DISABLED (why) and an END. Before, a trace
+ * whose tracer stopped mid-run kept only its header: an inert writer
+ * flushed nothing.
+ */
+static _Atomic(const char *) disabled_why;
+static int disabled_done;
 static int chunks_since_totals;
 
 static uint64_t hold_ticks;
@@ -215,7 +223,9 @@ int hs_writer_open(void)
 		}
 	}
 	/* the file exists by now: say why it stays empty (start() then gives the memory back: hs_writer_release) */
-	if ((!enc && hs_encoder_new(&enc) < 0)) {
+	atomic_store(&disabled_why, NULL);
+	disabled_done = 0;
+	if (!enc && hs_encoder_new(&enc) < 0) {
 		hs_log("out of memory for the trace's compressor; tracing disabled, nothing written to ", file_path);
 		return -1;
 	}
@@ -672,6 +682,44 @@ void hs_writer_crash(int sig)
 		syscall(SYS_futex, &crash_done, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
 }
 
+/* The tracer stopped itself (hs_disable): the writer writes what was recorded, then why (write_disabled). */
+
+void hs_writer_disabled(const char *why)
+{
+	const char *none = NULL;
+
+	if (atomic_compare_exchange_strong(&disabled_why, &none, why))
+		hs_writer_wake();
+}
+
+static void write_disabled(const char *why)
+{
+	size_t wlen = strlen(why) > 160 ? 160 : strlen(why);
+	uint8_t rec[1 + 4 * HS_VARINT_MAX + 160], body[3 * HS_VARINT_MAX + 160], *p = rec, *q = body;
+
+	pthread_mutex_lock(&hs_g.writer_lock);
+	drain(1);
+	emit_rss();
+	emit_totals();
+	q = hs_varint_put(q, hs_now_ns());
+	q = hs_varint_put(q, wlen);
+	memcpy(q, why, wlen);
+	q += wlen;
+	*p++ = HS_REC_DISABLED;
+	p = hs_varint_put(p, (uint64_t)(q - body));
+	memcpy(p, body, (size_t)(q - body));
+	p += q - body;
+	hs_meta_append(rec, (size_t)(p - rec));
+	p = rec;
+	*p++ = HS_REC_END;
+	p = hs_varint_put(p, hs_now_ns());
+	p = hs_varint_put(p, HS_END_STOP);
+	hs_meta_append(rec, (size_t)(p - rec));
+	drain(1);
+	write_chunk();
+	pthread_mutex_unlock(&hs_g.writer_lock);
+}
+
 static void *writer_main(void *arg)
 {
 	struct hs_thread *self = hs_thread_get();
@@ -686,6 +734,10 @@ static void *writer_main(void *arg)
 		struct timespec to = { 0, 0 };
 		uint64_t now = hs_now_ns(), backlog;
 
+		if (atomic_load(&disabled_why) && !disabled_done) {
+			disabled_done = 1;
+			write_disabled(atomic_load(&disabled_why));
+		}
 		if (atomic_load(&crash_sig) && !atomic_load(&crash_done)) {
 			write_last(HS_REC_SIGNAL, (uint64_t)atomic_load(&crash_sig));
 			atomic_store(&crash_done, 1);

@@ -1007,6 +1007,33 @@ else
     fail robust/address-space-limit "$HS_MISSING"
 fi
 
+# The tracer stopping itself mid-run (HEAPSCOPE_TEST_FAIL_THREAD=100: the
+# 100th thread's state cannot be mapped, as out of memory): one line on
+# stderr, and the trace keeps every event recorded until then, then says
+# why it ends (before, a trace whose tracer stopped kept only its header:
+# 56 bytes under ulimit -v 200 MB)
+if [ $HAVE_HS = 1 ]; then
+    rm -f "$W/failthread.hst"
+    timeout 60 env HEAPSCOPE_TEST_FAIL_THREAD=100 LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/failthread.hst" "$P/manythreads" \
+        >/dev/null 2>"$W/failthread.err"
+    frc=$?
+    if report_ok robust/stopped-mid-run "$W/failthread.hst" "$W/failthread"; then
+        python3 - "$W/failthread.json" "$frc" "$W/failthread.err" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1])); err = open(sys.argv[3]).read()
+why = []
+if sys.argv[2] != "0": why.append("program exit %s" % sys.argv[2])
+if "event buffer" not in err: why.append("no line on stderr (%r)" % err[:100])
+if r.get("end") != "disabled" or "event buffer" not in (r.get("disabled") or ""):
+    why.append("end %r, disabled %r" % (r.get("end"), r.get("disabled")))
+if r["allocations"] < 100: why.append("only %d allocations kept" % r["allocations"])
+print("ok robust/stopped-mid-run" if not why else "FAIL robust/stopped-mid-run: " + "; ".join(why))
+EOF2
+    fi
+else
+    fail robust/stopped-mid-run "$HS_MISSING"
+fi
+
 # Forks while another thread is in dlopen/dlclose (forkloader): a child
 # forked then finds the loader's lock held for good. The tracer's child
 # scanned the modules through the loader and hung there (7th child of 300
