@@ -1301,14 +1301,46 @@ static char **child_env(char *const envp[], char **buf, size_t cap, char *preloa
 	return buf;
 }
 
-#define WITH_CHILD_ENV(envp, call)                                                     \
-	do {                                                                           \
-		char *_buf[4096];                                                      \
-		char _pre[8192];                                                       \
-		hs_flush_before_exit(HS_END_EXEC);                                     \
-		if (hs_g.cfg.follow_exec && atomic_load(&hs_g.state) == HS_ACTIVE)     \
-			envp = child_env(envp, _buf, 4096, _pre, sizeof(_pre));        \
-		return call;                                                           \
+/*
+ * The new image's environment, in memory mapped for it: an exec that
+ * succeeds takes the mapping away, one that fails unmaps it. It was 40 KiB
+ * of the calling thread's stack, which a thread with a 16 or 32 KiB stack
+ * does not have (its fork child's exec died of it), and it cut
+ * environments of over 4,088 variables short.
+ */
+struct child_env {
+	char **env;
+	void *map;
+	size_t len;
+};
+
+static int child_env_make(char *const envp[], struct child_env *ce)
+{
+	size_t n = 0, plen = 64 + strlen(hs_self_path()), vars;
+
+	for (; envp && envp[n]; n++)
+		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
+			plen += strlen(envp[n]);
+	vars = n + 16;
+	ce->len = vars * sizeof(char *) + plen;
+	if (!(ce->map = hs_map(ce->len)))
+		return -1;
+	ce->env = child_env(envp, ce->map, vars, (char *)ce->map + vars * sizeof(char *), plen);
+	return 0;
+}
+
+#define WITH_CHILD_ENV(envp, call)                                                           \
+	do {                                                                                 \
+		struct child_env _ce = { 0 };                                                \
+		int _rc, _err;                                                               \
+		hs_flush_before_exit(HS_END_EXEC);                                           \
+		if (hs_g.cfg.follow_exec && atomic_load(&hs_g.state) == HS_ACTIVE && child_env_make(envp, &_ce) == 0) \
+			envp = _ce.env;                                                      \
+		_rc = call;                                                                  \
+		_err = errno;                                                                \
+		hs_unmap(_ce.map, _ce.len);                                                  \
+		errno = _err;                                                                \
+		return _rc;                                                                  \
 	} while (0)
 
 HS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])

@@ -66,7 +66,7 @@ cc_prog() { # out src [extra flags]
     fi
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
-    underscore_exit steady sampled sampledpool zerobytes manythreads crasher pingpong slotmap handoff; do
+    underscore_exit steady sampled sampledpool zerobytes manythreads smallstack crasher pingpong slotmap handoff; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -1032,6 +1032,25 @@ EOF2
     fi
 else
     fail robust/stopped-mid-run "$HS_MISSING"
+fi
+
+# exec from a thread with a 16 KiB stack: through a forked child (the exec
+# hook's 40 KiB of stack killed it: exit 3), and by the thread itself with
+# --follow-exec (two traces, the first ended by the exec)
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    hs_record smallfork -o "$W/smallfork.hst" -- "$P/smallstack" fork
+    [ "$(cat "$W/smallfork.rc")" = 0 ] || why="fork and exec: exit $(cat "$W/smallfork.rc")"
+    hs_record smallfe --follow-exec -o "$W/smallfe.hst" -- "$P/smallstack" fork
+    [ "$(cat "$W/smallfe.rc")" = 0 ] || why="$why; fork and exec, --follow-exec: exit $(cat "$W/smallfe.rc")"
+    rm -f "$W"/smallexec.hst*
+    hs_record smallexec --follow-exec -o "$W/smallexec.hst" -- "$P/smallstack" exec
+    [ "$(cat "$W/smallexec.rc")" = 0 ] || why="$why; exec: exit $(cat "$W/smallexec.rc")"
+    "$HS" report "$W/smallexec.hst" 2>/dev/null | grep -q 'ended by exec' || why="$why; exec: the first trace does not end by exec"
+    [ "$(ls "$W"/smallexec.hst* 2>/dev/null | wc -l)" = 2 ] || why="$why; exec: $(ls "$W"/smallexec.hst* 2>/dev/null | wc -l) traces, 2 expected"
+    [ -z "$why" ] && ok exec/small-thread-stack || fail exec/small-thread-stack "${why#; }"
+else
+    fail exec/small-thread-stack "$HS_MISSING"
 fi
 
 # Forks while another thread is in dlopen/dlclose (forkloader): a child
