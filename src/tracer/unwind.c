@@ -366,6 +366,23 @@ static int slow_walk(struct hs_thread *t)
 }
 
 /*
+ * A hook running on an alternate signal stack with less than ALTSTACK_ROOM
+ * left: libunwind's walk takes several KiB, and a handler that allocated on
+ * an 8 KiB stack (fine untraced) overflowed it. Such an allocation is
+ * recorded without its backtrace.
+ */
+#define ALTSTACK_ROOM (24u << 10)
+static int altstack_short(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	stack_t ss;
+
+	if (syscall(SYS_sigaltstack, NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+		return 0;
+	return sp < (uintptr_t)ss.ss_sp || sp - (uintptr_t)ss.ss_sp < ALTSTACK_ROOM;
+}
+
+/*
  * Where libunwind would ask the loader, which a forked child may find
  * stuck (hs_loader_stuck): the frames walked so far, innermost first in
  * u->cur, without registers, so that no later walk starts from them.
@@ -663,7 +680,7 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 	return keep + nn;
 
 slow:
-	if (hs_loader_stuck)
+	if (hs_loader_stuck || (!in_stack(t, (uintptr_t)__builtin_frame_address(0)) && altstack_short()))
 		return cut_walk(t, nn);
 	return slow_walk(t);
 }

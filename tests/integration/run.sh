@@ -66,7 +66,7 @@ cc_prog() { # out src [extra flags]
     fi
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
-    underscore_exit steady sampled sampledpool zerobytes manythreads smallstack crasher pingpong slotmap handoff; do
+    underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -1032,6 +1032,27 @@ EOF2
     fi
 else
     fail robust/stopped-mid-run "$HS_MISSING"
+fi
+
+# A signal handler allocating on an 8 KiB alternate stack (enough
+# untraced): the tracer's backtrace off the thread's stack overflowed it
+# (SIGSEGV); now it records those allocations without a backtrace, and on a
+# 64 KiB one with it
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    for sz in 8192 65536; do
+        hs_record "alt$sz" -o "$W/alt$sz.hst" -- "$P/altstack" $sz
+        if [ "$(cat "$W/alt$sz.rc")" != 0 ] || [ "$($U kv "$W/alt$sz.out" handled 2>/dev/null)" != 100 ]; then
+            why="$why; $sz B: exit $(cat "$W/alt$sz.rc")"
+        elif ! "$HS" report --json "$W/alt$sz.hst" >"$W/alt$sz.json" 2>/dev/null ||
+            [ "$($U get "$W/alt$sz.json" frees 2>/dev/null)" -lt 100 ]; then
+            why="$why; $sz B: the handler's 100 frees are not in the trace"
+        fi
+    done
+    "$HS" report "$W/alt65536.hst" 2>/dev/null | grep -q '^      handler ' || why="$why; 64 KiB: no backtrace through the handler"
+    [ -z "$why" ] && ok signals/small-alternate-stack || fail signals/small-alternate-stack "${why#; }"
+else
+    fail signals/small-alternate-stack "$HS_MISSING"
 fi
 
 # exec from a thread with a 16 KiB stack: through a forked child (the exec
