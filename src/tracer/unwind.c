@@ -382,6 +382,16 @@ static int altstack_short(void)
 	return sp < (uintptr_t)ss.ss_sp || sp - (uintptr_t)ss.ss_sp < ALTSTACK_ROOM;
 }
 
+/* Too little stack left here for libunwind: on an alternate signal stack, or near the end of the thread's own. */
+static int stack_short(const struct hs_thread *t)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+
+	if (in_stack(t, sp))
+		return sp - t->stack_lo < ALTSTACK_ROOM;
+	return altstack_short();
+}
+
 /*
  * Where libunwind would ask the loader, which a forked child may find
  * stuck (hs_loader_stuck): the frames walked so far, innermost first in
@@ -680,7 +690,7 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 	return keep + nn;
 
 slow:
-	if (hs_loader_stuck || (!in_stack(t, (uintptr_t)__builtin_frame_address(0)) && altstack_short()))
+	if (hs_loader_stuck || stack_short(t))
 		return cut_walk(t, nn);
 	return slow_walk(t);
 }
