@@ -1,6 +1,4 @@
 /* stacks.c - backtrace capture and deduplication into a trie of (parent, return address) nodes */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -216,12 +214,8 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 
 	if (t->in_unwind) {
 		/* a signal handler interrupted this thread's walk: leave its state alone */
-		void *raw[HS_MAX_FRAMES + 16];
 		uint64_t ips[HS_MAX_FRAMES];
-		int k = 0, m = unw_backtrace(raw, HS_MAX_FRAMES + 16);
-		for (int i = 0; i < m && k < HS_MAX_FRAMES; i++)
-			if ((uintptr_t)raw[i] < hs_g.self_lo || (uintptr_t)raw[i] >= hs_g.self_hi)
-				ips[k++] = (uint64_t)(uintptr_t)raw[i];
+		int k = hs_unwind_plain(t, ips);
 		return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
 	}
 	t->in_unwind = 1;

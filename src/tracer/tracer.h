@@ -281,6 +281,7 @@ int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uint
 void hs_unwind_thread_init(struct hs_thread *t);
 int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node);
 void hs_unwind_keep(struct hs_thread *t);
+int hs_unwind_plain(const struct hs_thread *t, uint64_t *ips);
 
 /* modules.c */
 struct dl_phdr_info;

@@ -341,35 +341,10 @@ static inline int in_stack(const struct hs_thread *t, uintptr_t a)
 	return a >= t->stack_lo && a + 8 <= t->stack_hi && !(a & 7);
 }
 
-/* libunwind for the walks our rules cannot do; our own frames are dropped */
-static int slow_walk(struct hs_thread *t)
-{
-	struct hs_unwind_state *u = &t->uw;
-	void *raw[HS_MAX_FRAMES + 16];
-	uint64_t ips[HS_MAX_FRAMES];
-	int n = unw_backtrace(raw, HS_MAX_FRAMES + 16), k = 0;
-
-	for (int i = 0; i < n && k < HS_MAX_FRAMES; i++) {
-		/* ours: at the top, or above a signal frame when a handler interrupted a hook */
-		if ((uintptr_t)raw[i] >= hs_g.self_lo && (uintptr_t)raw[i] < hs_g.self_hi)
-			continue;
-		ips[k++] = (uint64_t)(uintptr_t)raw[i];
-	}
-	/* stored outermost first; with no registers (sp 0) the next walk cannot match them */
-	for (int i = 0; i < k; i++) {
-		memset(&u->f[i], 0, sizeof(u->f[i]));
-		u->f[i].ip = ips[k - 1 - i];
-	}
-	u->n = k;
-	u->chk_n = 0;
-	return k;
-}
-
 /*
  * A hook running on an alternate signal stack with less than ALTSTACK_ROOM
  * left: libunwind's walk takes several KiB, and a handler that allocated on
- * an 8 KiB stack (fine untraced) overflowed it. Such an allocation is
- * recorded without its backtrace.
+ * an 8 KiB stack (fine untraced) overflowed it.
  */
 #define ALTSTACK_ROOM (24u << 10)
 static int altstack_short(void)
@@ -393,22 +368,47 @@ static int stack_short(const struct hs_thread *t)
 }
 
 /*
- * Where libunwind would ask the loader, which a forked child may find
- * stuck (hs_loader_stuck): the frames walked so far, innermost first in
- * u->cur, without registers, so that no later walk starts from them.
+ * libunwind's walk, for what our rules cannot do: return addresses,
+ * innermost first, ours left out (at the top, or above a signal frame when
+ * a handler interrupted a hook). None where it cannot walk safely: in a
+ * forked child whose loader is stuck (hs_loader_stuck), which libunwind
+ * would ask, or with too little stack left.
  */
-static int cut_walk(struct hs_thread *t, int nn)
+int hs_unwind_plain(const struct hs_thread *t, uint64_t *ips)
+{
+	void *raw[HS_MAX_FRAMES + 16];
+	int n, k = 0;
+
+	if (hs_loader_stuck || stack_short(t))
+		return 0;
+	n = unw_backtrace(raw, HS_MAX_FRAMES + 16);
+	for (int i = 0; i < n && k < HS_MAX_FRAMES; i++)
+		if ((uintptr_t)raw[i] < hs_g.self_lo || (uintptr_t)raw[i] >= hs_g.self_hi)
+			ips[k++] = (uint64_t)(uintptr_t)raw[i];
+	return k;
+}
+
+/*
+ * The walk libunwind makes; where it cannot, the nn frames our rules walked
+ * before they could not go on (u->cur, innermost first). Stored outermost
+ * first, with no registers (sp 0), so that no later walk starts from them.
+ */
+static int slow_walk(struct hs_thread *t, int nn)
 {
 	struct hs_unwind_state *u = &t->uw;
+	uint64_t ips[HS_MAX_FRAMES];
+	int k = hs_unwind_plain(t, ips);
 
-	for (int i = 0; i < nn; i++) {
-		uint64_t ip = u->cur[nn - 1 - i].ip;
+	if (k == 0)
+		for (; k < nn; k++)
+			ips[k] = u->cur[k].ip;
+	for (int i = 0; i < k; i++) {
 		memset(&u->f[i], 0, sizeof(u->f[i]));
-		u->f[i].ip = ip;
+		u->f[i].ip = ips[k - 1 - i];
 	}
-	u->n = nn;
+	u->n = k;
 	u->chk_n = 0;
-	return nn;
+	return k;
 }
 
 /*
@@ -690,7 +690,5 @@ __attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t
 	return keep + nn;
 
 slow:
-	if (hs_loader_stuck || stack_short(t))
-		return cut_walk(t, nn);
-	return slow_walk(t);
+	return slow_walk(t, nn);
 }

@@ -1035,9 +1035,9 @@ else
 fi
 
 # A signal handler allocating on an 8 KiB alternate stack (enough
-# untraced): the tracer's backtrace off the thread's stack overflowed it
-# (SIGSEGV); now it records those allocations without a backtrace, and on a
-# 64 KiB one with it
+# untraced), raised by the program or by a timer: the tracer's backtrace
+# off the thread's stack overflowed it (SIGSEGV); now it records those
+# allocations without a backtrace, and on a 64 KiB one with it
 if [ $HAVE_HS = 1 ]; then
     why=""
     for sz in 8192 65536; do
@@ -1050,6 +1050,13 @@ if [ $HAVE_HS = 1 ]; then
         fi
     done
     "$HS" report "$W/alt65536.hst" 2>/dev/null | grep -q '^      handler ' || why="$why; 64 KiB: no backtrace through the handler"
+    # from a timer, interrupting the tracer's own walk of the main loop: the
+    # handler's capture took libunwind's walk without the check (SIGSEGV 5
+    # runs out of 5 until both walks went through one function)
+    hs_record alttimer -o "$W/alttimer.hst" -- "$P/altstack" 8192 timer
+    if [ "$(cat "$W/alttimer.rc")" != 0 ] || [ "$($U kv "$W/alttimer.out" handled 2>/dev/null)" != 100 ]; then
+        why="$why; 8 KiB from a timer: exit $(cat "$W/alttimer.rc")"
+    fi
     [ -z "$why" ] && ok signals/small-alternate-stack || fail signals/small-alternate-stack "${why#; }"
 else
     fail signals/small-alternate-stack "$HS_MISSING"
