@@ -185,6 +185,16 @@ static inline size_t filter_index(uintptr_t p)
 	return (size_t)(p >> 4) & (FILTER_BITS - 1);
 }
 
+static void filter_set(size_t i)
+{
+	atomic_fetch_or_explicit(&filter[i >> 6], 1ull << (i & 63), memory_order_relaxed);
+}
+
+static void filter_clear(size_t i)
+{
+	atomic_fetch_and_explicit(&filter[i >> 6], ~(1ull << (i & 63)), memory_order_relaxed);
+}
+
 static int filter_add(uintptr_t p)
 {
 	size_t i = filter_index(p);
@@ -193,7 +203,7 @@ static int filter_add(uintptr_t p)
 		return -1;
 	if (filter_count[i] != 0xffff)
 		filter_count[i]++;
-	atomic_fetch_or_explicit(&filter[i >> 6], 1ull << (i & 63), memory_order_relaxed);
+	filter_set(i);
 	return 0;
 }
 
@@ -202,7 +212,7 @@ static void filter_sub(uintptr_t p)
 	size_t i = filter_index(p);
 
 	if (filter_count[i] != 0xffff && --filter_count[i] == 0)
-		atomic_fetch_and_explicit(&filter[i >> 6], ~(1ull << (i & 63)), memory_order_relaxed);
+		filter_clear(i);
 }
 
 /*
@@ -349,12 +359,10 @@ static int set_probe(struct hs_thread *t, uintptr_t p)
 /* Takes set_lock, unless t is a handler's hook on the thread that holds it. */
 static int set_enter(struct hs_thread *t)
 {
-	if (t) {
-		if (t->set_held)
-			return 0;
-		t->set_held = 1;
-		atomic_signal_fence(memory_order_seq_cst);
-	}
+	if (t->set_held)
+		return 0;
+	t->set_held = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&set_lock);
 	return 1;
 }
@@ -369,7 +377,7 @@ static int set_enter(struct hs_thread *t)
 static void set_leave(struct hs_thread *t)
 {
 	for (;;) {
-		while (t && t->set_pend_tail != t->set_pend_head) {
+		while (t->set_pend_tail != t->set_pend_head) {
 			uintptr_t v;
 			atomic_signal_fence(memory_order_seq_cst);
 			v = t->set_pend[t->set_pend_tail % HS_SET_PENDING];
@@ -381,8 +389,6 @@ static void set_leave(struct hs_thread *t)
 			t->set_pend_tail++;
 		}
 		pthread_mutex_unlock(&set_lock);
-		if (!t)
-			return;
 		atomic_signal_fence(memory_order_seq_cst);
 		t->set_held = 0;
 		atomic_signal_fence(memory_order_seq_cst);
@@ -425,11 +431,10 @@ static int set_insert(struct hs_thread *t, uintptr_t p)
 	int rc;
 
 	if (!set_enter(t)) {
-		size_t i = filter_index(p);
 		if (set_defer(t, p | PEND_INSERT) < 0)
 			return -1;
 		/* at once: a free of p before the queue is done must ask */
-		atomic_fetch_or_explicit(&filter[i >> 6], 1ull << (i & 63), memory_order_relaxed);
+		filter_set(filter_index(p));
 		return 0;
 	}
 	rc = set_add_locked(p);
@@ -470,15 +475,14 @@ static void set_clear_locked(void)
 	for (size_t i = 0; s && i <= s->mask; i++) {
 		uintptr_t v = atomic_load_explicit(&s->slot[i], memory_order_relaxed);
 		if (v > SET_TOMB) {
-			size_t k = filter_index(v);
-			filter_count[k] = 0;
-			atomic_fetch_and_explicit(&filter[k >> 6], ~(1ull << (k & 63)), memory_order_relaxed);
+			filter_count[filter_index(v)] = 0;
+			filter_clear(filter_index(v));
 		}
 	}
 	atomic_store(&set_cur, NULL);
 	if (s)
 		set_retire(s);
-	atomic_fetch_and_explicit(&filter[0], ~1ull, memory_order_relaxed);
+	filter_clear(0);
 }
 
 /*
@@ -498,7 +502,7 @@ void hs_hooks_configure(int forked)
 	pthread_mutex_lock(&set_lock);
 	set_clear_locked();
 	if (!hs_g.cfg.sample_bytes) {
-		atomic_fetch_or_explicit(&filter[0], 1, memory_order_relaxed);
+		filter_set(0);
 		atomic_store_explicit(&filter_mask, 0, memory_order_relaxed);
 	} else {
 		atomic_store_explicit(&filter_mask, FILTER_BITS - 1, memory_order_relaxed);

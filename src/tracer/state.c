@@ -281,8 +281,8 @@ static struct hs_thread *spare[SPARE_THREADS]; /* oldest first */
 static uint64_t spare_since[SPARE_THREADS];
 static int nspare;
 
-/* An exited thread's state whose events are all written (NULL: none, the old spares go); under threads_lock. */
-void hs_thread_retire(struct hs_thread *t)
+/* Spares unused for SPARE_KEEP_NS go; under threads_lock. */
+void hs_thread_spares_trim(void)
 {
 	uint64_t now = hs_now_ns();
 	int gone = 0;
@@ -294,15 +294,18 @@ void hs_thread_retire(struct hs_thread *t)
 		memmove(spare_since, spare_since + gone, (size_t)(nspare - gone) * sizeof(spare_since[0]));
 		nspare -= gone;
 	}
-	if (!t)
-		return;
+}
+
+/* An exited thread's state whose events are all written: a spare, or gone; under threads_lock. */
+void hs_thread_retire(struct hs_thread *t)
+{
 	if (nspare == SPARE_THREADS) {
 		hs_unmap(t, sizeof(*t));
 		return;
 	}
 	syscall(SYS_madvise, t->ring, sizeof(t->ring), MADV_DONTNEED);
 	spare[nspare] = t;
-	spare_since[nspare++] = now;
+	spare_since[nspare++] = hs_now_ns();
 }
 
 /* The spares go: their stack ids are an old trace's, or they are a forked parent's. Under threads_lock. */
@@ -312,14 +315,18 @@ static void spares_drop(void)
 		hs_unmap(spare[--nspare], sizeof(*spare[0]));
 }
 
-/* A new file: none of a thread's stack ids (cached, or in kept walks) or totals carry over. */
-static void thread_forget(struct hs_thread *t)
+/* No kept walk matches a later one: the last walk's frames are gone, and a set's way with ip 0 never matches. */
+static void walks_forget(struct hs_thread *t)
 {
 	t->uw.n = 0;
-	memset(t->cache, 0, sizeof(t->cache));
 	memset(t->walk_ip, 0, sizeof(t->walk_ip));
-	memset(t->walks, 0, sizeof(t->walks));
-	memset(t->walk_next, 0, sizeof(t->walk_next));
+}
+
+/* A new file: none of a thread's stack ids (cached, or in kept walks) carry over. */
+static void thread_forget(struct hs_thread *t)
+{
+	walks_forget(t);
+	memset(t->cache, 0, sizeof(t->cache));
 }
 
 /*
@@ -336,8 +343,7 @@ static void thread_reuse(struct hs_thread *t)
 
 	memset(t, 0, offsetof(struct hs_thread, cache));
 	t->tag = tag;
-	t->uw.n = 0;
-	memset(t->walk_ip, 0, sizeof(t->walk_ip));
+	walks_forget(t);
 }
 
 static struct hs_thread *thread_new(void)

@@ -207,6 +207,7 @@ extern struct hs_global hs_g;
 /* state.c */
 struct hs_thread *hs_thread_create(void);
 void hs_thread_retire(struct hs_thread *t);
+void hs_thread_spares_trim(void);
 extern __thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec")));
 /*
  * The same while the thread's calls are the program's, NULL while it is

@@ -36,12 +36,7 @@ static ino_t file_ino;
 static dev_t statm_dev;
 static ino_t statm_ino;
 static char file_path[4096];
-/*
- * The tracer stopped itself (hs_disable): the writer writes every event
- * recorded until then, then DISABLED (why) and an END. Before, a trace
- * whose tracer stopped mid-run kept only its header: an inert writer
- * flushed nothing.
- */
+/* The tracer stopped itself (hs_disable): why, for the writer's last records (write_last). */
 static _Atomic(const char *) disabled_why;
 static int disabled_done;
 static int chunks_since_totals;
@@ -222,9 +217,9 @@ int hs_writer_open(void)
 			hs_strlcat(file_path, rel, sizeof(file_path));
 		}
 	}
-	/* the file exists by now: say why it stays empty (start() then gives the memory back: hs_writer_release) */
 	atomic_store(&disabled_why, NULL);
 	disabled_done = 0;
+	/* the file exists by now: say why it stays empty (start() then gives the memory back: hs_writer_release) */
 	if (!enc && hs_encoder_new(&enc) < 0) {
 		hs_log("out of memory for the trace's compressor; tracing disabled, nothing written to ", file_path);
 		return -1;
@@ -442,30 +437,32 @@ void hs_writer_wait_room(uint32_t seen)
  * taking its timestamp and publishing it for longer than the hold time; the
  * reader matches frees to allocations by time, so such a late event is safe.
  */
-static struct hs_thread **snap_t; /* under writer_lock: drain's threads, their positions and ends */
+/* Under writer_lock: drain's threads, their positions and ends, in one mapping of snap_cap of each. */
+static struct hs_thread **snap_t;
 static uint64_t *snap_pos, *snap_end;
-static int snap_cap;
+static size_t snap_cap;
+
+static size_t snap_bytes(size_t cap)
+{
+	return cap * (sizeof(*snap_t) + sizeof(*snap_pos) + sizeof(*snap_end));
+}
 
 /* Room for twice as many threads in drain's arrays; under writer_lock. -1: no memory. */
 static int snap_grow(void)
 {
-	int cap = snap_cap ? 2 * snap_cap : 256;
-	struct hs_thread **t = hs_map((size_t)cap * sizeof(*t));
-	uint64_t *p = hs_map((size_t)cap * sizeof(*p)), *e = hs_map((size_t)cap * sizeof(*e));
+	size_t cap = snap_cap ? 2 * snap_cap : 256;
+	struct hs_thread **t = hs_map(snap_bytes(cap));
+	uint64_t *p, *e;
 
-	if (!t || !p || !e) {
-		hs_unmap(t, (size_t)cap * sizeof(*t));
-		hs_unmap(p, (size_t)cap * sizeof(*p));
-		hs_unmap(e, (size_t)cap * sizeof(*e));
+	if (!t)
 		return -1;
-	}
+	p = (uint64_t *)(t + cap);
+	e = p + cap;
 	if (snap_cap) {
-		memcpy(t, snap_t, (size_t)snap_cap * sizeof(*t));
-		memcpy(p, snap_pos, (size_t)snap_cap * sizeof(*p));
-		memcpy(e, snap_end, (size_t)snap_cap * sizeof(*e));
-		hs_unmap(snap_t, (size_t)snap_cap * sizeof(*t));
-		hs_unmap(snap_pos, (size_t)snap_cap * sizeof(*p));
-		hs_unmap(snap_end, (size_t)snap_cap * sizeof(*e));
+		memcpy(t, snap_t, snap_cap * sizeof(*t));
+		memcpy(p, snap_pos, snap_cap * sizeof(*p));
+		memcpy(e, snap_end, snap_cap * sizeof(*e));
+		hs_unmap(snap_t, snap_bytes(snap_cap));
 	}
 	snap_t = t;
 	snap_pos = p;
@@ -497,7 +494,7 @@ static uint64_t drain(int force)
 		/* a handler interrupting its thread's publication can leave head a step behind for a moment */
 		if (h == tl || h - tl > HS_RING_EVENTS)
 			continue;
-		if (k == snap_cap && snap_grow() < 0) {
+		if ((size_t)k == snap_cap && snap_grow() < 0) {
 			/* no memory for more: the rest in a later pass, maybe out of order */
 			more_threads = 1;
 			break;
@@ -605,7 +602,7 @@ static void reap(void)
 		waiting += ended || t->orphan;
 		pp = &t->next;
 	}
-	hs_thread_retire(NULL); /* spares unused for a while go */
+	hs_thread_spares_trim();
 	/* a thread ending meanwhile is reaped at the next tick */
 	atomic_store(&hs_g.to_reap, waiting);
 	pthread_mutex_unlock(&hs_g.threads_lock);
@@ -639,29 +636,47 @@ void hs_writer_wake(void)
 static _Atomic int crash_sig;
 static _Atomic uint32_t crash_done;
 
-/*
- * The last records of a process: its events, the totals, then type (END
- * or SIGNAL) with the time and value, stamped last. SIGNAL, a 2.1 record,
- * has its length first.
- */
-static void write_last(uint8_t type, uint64_t value)
+/* One of the last records, stamped now: type with value, or with text (tlen bytes); all but END have their length first. */
+static void append_last(uint8_t type, uint64_t value, const char *text, size_t tlen)
 {
-	uint8_t rec[1 + 3 * HS_VARINT_MAX], body[2 * HS_VARINT_MAX], *p = rec, *q = body;
+	uint8_t rec[1 + 4 * HS_VARINT_MAX + 160], body[3 * HS_VARINT_MAX + 160], *p = rec, *q = body;
 
-	hs_writer_flush(1);
-	pthread_mutex_lock(&hs_g.writer_lock);
-	emit_rss();
-	emit_totals();
-	pthread_mutex_unlock(&hs_g.writer_lock);
 	q = hs_varint_put(q, hs_now_ns());
-	q = hs_varint_put(q, value);
+	if (text) {
+		if (tlen > 160)
+			tlen = 160;
+		q = hs_varint_put(q, tlen);
+		memcpy(q, text, tlen);
+		q += tlen;
+	} else {
+		q = hs_varint_put(q, value);
+	}
 	*p++ = type;
 	if (type != HS_REC_END)
 		p = hs_varint_put(p, (uint64_t)(q - body));
 	memcpy(p, body, (size_t)(q - body));
 	p += q - body;
 	hs_meta_append(rec, (size_t)(p - rec));
-	hs_writer_flush(1);
+}
+
+/*
+ * The last records of a trace: its events, the totals, then DISABLED (why)
+ * when the tracer stopped itself (4.1), and type, END or SIGNAL (2.1), with
+ * value. Whatever the state: a tracer that stopped itself is inert, and
+ * before DISABLED its trace kept only the header.
+ */
+static void write_last(uint8_t type, uint64_t value, const char *why)
+{
+	pthread_mutex_lock(&hs_g.writer_lock);
+	drain(1);
+	emit_rss();
+	emit_totals();
+	if (why)
+		append_last(HS_REC_DISABLED, 0, why, strlen(why));
+	append_last(type, value, NULL, 0);
+	drain(1);
+	write_chunk();
+	pthread_mutex_unlock(&hs_g.writer_lock);
 }
 
 /*
@@ -682,42 +697,13 @@ void hs_writer_crash(int sig)
 		syscall(SYS_futex, &crash_done, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
 }
 
-/* The tracer stopped itself (hs_disable): the writer writes what was recorded, then why (write_disabled). */
-
+/* hs_disable: the writer writes what was recorded, then why. */
 void hs_writer_disabled(const char *why)
 {
 	const char *none = NULL;
 
 	if (atomic_compare_exchange_strong(&disabled_why, &none, why))
 		hs_writer_wake();
-}
-
-static void write_disabled(const char *why)
-{
-	size_t wlen = strlen(why) > 160 ? 160 : strlen(why);
-	uint8_t rec[1 + 4 * HS_VARINT_MAX + 160], body[3 * HS_VARINT_MAX + 160], *p = rec, *q = body;
-
-	pthread_mutex_lock(&hs_g.writer_lock);
-	drain(1);
-	emit_rss();
-	emit_totals();
-	q = hs_varint_put(q, hs_now_ns());
-	q = hs_varint_put(q, wlen);
-	memcpy(q, why, wlen);
-	q += wlen;
-	*p++ = HS_REC_DISABLED;
-	p = hs_varint_put(p, (uint64_t)(q - body));
-	memcpy(p, body, (size_t)(q - body));
-	p += q - body;
-	hs_meta_append(rec, (size_t)(p - rec));
-	p = rec;
-	*p++ = HS_REC_END;
-	p = hs_varint_put(p, hs_now_ns());
-	p = hs_varint_put(p, HS_END_STOP);
-	hs_meta_append(rec, (size_t)(p - rec));
-	drain(1);
-	write_chunk();
-	pthread_mutex_unlock(&hs_g.writer_lock);
 }
 
 static void *writer_main(void *arg)
@@ -736,10 +722,10 @@ static void *writer_main(void *arg)
 
 		if (atomic_load(&disabled_why) && !disabled_done) {
 			disabled_done = 1;
-			write_disabled(atomic_load(&disabled_why));
+			write_last(HS_REC_END, HS_END_STOP, atomic_load(&disabled_why));
 		}
 		if (atomic_load(&crash_sig) && !atomic_load(&crash_done)) {
-			write_last(HS_REC_SIGNAL, (uint64_t)atomic_load(&crash_sig));
+			write_last(HS_REC_SIGNAL, (uint64_t)atomic_load(&crash_sig), NULL);
 			atomic_store(&crash_done, 1);
 			syscall(SYS_futex, &crash_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 		}
@@ -811,7 +797,7 @@ void hs_writer_stop(void)
 /* Final flush: everything pending, the exact totals and the end record with why it ended. */
 void hs_writer_finish(int reason)
 {
-	write_last(HS_REC_END, (uint64_t)reason);
+	write_last(HS_REC_END, (uint64_t)reason, NULL);
 	reap();
 }
 
