@@ -95,6 +95,14 @@ void hs_loader_after_fork(void)
 	hs_loader_stuck = owner != 0 && owner != (int)hs_gettid();
 }
 
+/* dl_iterate_phdr for all of the tracer: -1, without a call, when the loader is stuck. */
+int hs_loader_iterate(int (*fn)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	if (hs_loader_stuck)
+		return -1;
+	return dl_iterate_phdr(fn, data);
+}
+
 /* Keeps a module's record after its time; a full arena is compacted or grown. -1: no memory. */
 static int keep_record(struct module *m, const uint8_t *tail, size_t len)
 {
@@ -366,19 +374,18 @@ int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uint
 /* A forked child's module records, from the parent's: its loader may be stuck (see loader_owner). */
 void hs_modules_replay(void)
 {
-	uint8_t head[1 + HS_VARINT_MAX], *p;
-	static uint8_t rec[4096 + 512]; /* under mod_lock */
+	static uint8_t rec[1 + HS_VARINT_MAX + 4096 + 512]; /* the child is alone: one thread */
+	uint8_t *p;
 
 	pthread_mutex_init(&mod_lock, NULL);
 	for (int i = 0; i < nmods; i++) {
-		if (!mods[i].rec_len || mods[i].rec_len + sizeof(head) > sizeof(rec))
+		if (!mods[i].rec_len || mods[i].rec_len > sizeof(rec) - 1 - HS_VARINT_MAX)
 			continue;
-		p = head;
+		p = rec;
 		*p++ = HS_REC_MODULE;
 		p = hs_varint_put(p, hs_now_ns());
-		memcpy(rec, head, (size_t)(p - head));
-		memcpy(rec + (p - head), recs + mods[i].rec_off, mods[i].rec_len);
-		hs_meta_append(rec, (size_t)(p - head) + mods[i].rec_len);
+		memcpy(p, recs + mods[i].rec_off, mods[i].rec_len);
+		hs_meta_append(rec, (size_t)(p - rec) + mods[i].rec_len);
 	}
 }
 
@@ -422,11 +429,13 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 
 void hs_modules_scan(void)
 {
-	if (hs_loader_stuck)
-		return;
 	pthread_mutex_lock(&mod_lock);
 	generation++;
-	dl_iterate_phdr(scan_one, NULL);
+	/* a stuck loader lists nothing: the modules stay as they were, none unloaded */
+	if (hs_loader_iterate(scan_one, NULL) < 0) {
+		pthread_mutex_unlock(&mod_lock);
+		return;
+	}
 	for (int i = 0; i < nmods; i++) {
 		if (mods[i].seen == generation)
 			continue;
@@ -456,9 +465,8 @@ void hs_modules_poll(void)
 {
 	unsigned long long c[2] = { 0, 0 };
 
-	if (hs_loader_stuck)
+	if (hs_loader_iterate(peek_counts, c) < 0)
 		return;
-	dl_iterate_phdr(peek_counts, c);
 	if (c[0] != last_adds || c[1] != last_subs)
 		hs_modules_scan();
 }

@@ -286,6 +286,7 @@ int hs_unwind_plain(const struct hs_thread *t, uint64_t *ips);
 
 /* modules.c */
 struct dl_phdr_info;
+int hs_loader_iterate(int (*fn)(struct dl_phdr_info *, size_t, void *), void *data);
 void hs_module_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
 int hs_module_path(const struct dl_phdr_info *info, char *out, size_t cap);
 int hs_modules_init(void);

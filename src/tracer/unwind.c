@@ -135,15 +135,14 @@ static struct cfi_module *module_for(uintptr_t ip)
 	for (int i = 0; i < ncfi_mods; i++)
 		if (ip >= cfi_mods[i].lo && ip < cfi_mods[i].hi)
 			return &cfi_mods[i];
-	if (hs_loader_stuck) {
-		/* the module map's copy of the loader's list: the file, without asking the loader */
+	if (hs_loader_iterate(find_module, &c) < 0) {
+		/* the loader is stuck: the module map's copy of its list gives the file */
 		char path[4096];
 		uintptr_t lo, hi, bias;
 		if (hs_modules_file_of(ip, path, sizeof(path), &lo, &hi, &bias) < 0)
 			return NULL;
 		return cfi_open(path, lo, hi, bias);
 	}
-	dl_iterate_phdr(find_module, &c);
 	return c.m;
 }
 
