@@ -209,6 +209,11 @@ int hs_builder_record(struct hs_builder *b, const uint8_t *rec, size_t len)
 	return 0;
 }
 
+void hs_builder_clear(struct hs_builder *b)
+{
+	reset(b);
+}
+
 int hs_builder_flush(struct hs_builder *b, struct hs_encoder *enc, const void **chunk, size_t *chunk_len)
 {
 	uint8_t *p = b->raw;

@@ -35,4 +35,7 @@ int hs_builder_fits(const struct hs_builder *b, size_t len);
  */
 int hs_builder_flush(struct hs_builder *b, struct hs_encoder *enc, const void **chunk, size_t *chunk_len);
 
+/* Drops what was appended, as a flush would, without encoding it. */
+void hs_builder_clear(struct hs_builder *b);
+
 #endif

@@ -121,8 +121,12 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	if (rep->peak_rss)
 		fprintf(f, "peak RSS     %s at %s\n", hs_fmt_bytes(a, sizeof(a), (double)rep->peak_rss),
 			hs_fmt_duration(b, sizeof(b), rep->peak_rss_ns));
-	fprintf(f, "leaked       %s blocks, %s (never freed)\n", hs_fmt_count(a, sizeof(a), rep->leaked_count),
-		hs_fmt_bytes(b, sizeof(b), rep->leaked_bytes));
+	/* a trace that ends before its process did cannot tell a leak from a block freed later */
+	fprintf(f, "leaked       %s blocks, %s (%s)\n", hs_fmt_count(a, sizeof(a), rep->leaked_count),
+		hs_fmt_bytes(b, sizeof(b), rep->leaked_bytes),
+		!rep->clean_exit || rep->disabled[0] || rep->end_reason == HS_END_STOP
+			? "still live when tracing ended"
+			: "never freed");
 
 	if (rep->ntop[HS_RANK_BYTES])
 		fprintf(f, "\nsites: bytes / calls   peak: live at peak heap   leaked: bytes / blocks\n");

@@ -681,8 +681,12 @@ __attribute__((destructor)) static void hs_dtor(void)
 	struct hs_thread *t = hs_tls_thread;
 	sigset_t old;
 
-	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
+	if (getpid() != hs_g.pid)
 		return;
+	if (atomic_load(&hs_g.state) != HS_ACTIVE) {
+		hs_writer_finish_disabled();
+		return;
+	}
 	hs_internal_enter(t, &old);
 	hs_writer_stop();
 	hs_writer_finish(HS_END_EXIT);
@@ -754,8 +758,12 @@ void hs_flush_before_exit(int reason)
 	struct hs_thread *t = hs_tls_thread;
 	sigset_t old;
 
-	if (atomic_load(&hs_g.state) != HS_ACTIVE || getpid() != hs_g.pid)
+	if (getpid() != hs_g.pid)
 		return;
+	if (atomic_load(&hs_g.state) != HS_ACTIVE) {
+		hs_writer_finish_disabled();
+		return;
+	}
 	hs_internal_enter(t, &old);
 	hs_writer_finish(reason);
 	hs_internal_leave(t, &old);

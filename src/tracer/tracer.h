@@ -313,6 +313,7 @@ int hs_writer_start(void);
 void hs_writer_stop(void);
 uint64_t hs_writer_flush(int force);
 void hs_writer_finish(int reason);
+void hs_writer_finish_disabled(void);
 void hs_writer_after_fork_child(void);
 void hs_writer_wake(void);
 void hs_writer_wait_room(uint32_t seen);

@@ -39,6 +39,8 @@ static char file_path[4096];
 /* The tracer stopped itself (hs_disable): why, for the writer's last records (write_last). */
 static _Atomic(const char *) disabled_why;
 static int disabled_done;
+static int write_errno;         /* why write_all failed */
+static int write_failed;        /* a chunk was lost: nothing but the last records may follow (take_meta) */
 static int chunks_since_totals;
 
 static uint64_t hold_ticks;
@@ -71,34 +73,87 @@ static int ensure_fd(void)
 	return 0;
 }
 
+/*
+ * Appends n bytes whole, or leaves the file as it was. A write that starts
+ * at the file size limit (ulimit -f, systemd's LimitFSIZE) raises SIGXFSZ,
+ * which is sent to the process and kills it: we never make one, and stop
+ * tracing instead. A chunk cut short by a full disk is cut off again, so
+ * the trace still ends at a whole chunk and its last records can follow.
+ */
 static int write_all(const void *p, size_t n)
 {
 	const uint8_t *b = p;
+	struct rlimit rl;
+	struct stat st;
+	off_t start;
 
-	if (ensure_fd() < 0)
+	if (ensure_fd() < 0) {
+		write_errno = errno;
 		return -1;
+	}
+	start = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+	if (start >= 0 && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)start + n > (uint64_t)rl.rlim_cur) {
+		write_errno = EFBIG;
+		return -1;
+	}
 	while (n) {
 		ssize_t w = syscall(SYS_write, fd, b, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			write_errno = w < 0 ? errno : ENOSPC;
+			/* the offset too: a later write at the old one would leave a hole of zeros */
+			if (start >= 0 && syscall(SYS_ftruncate, fd, start) == 0)
+				syscall(SYS_lseek, fd, start, SEEK_SET);
 			return -1;
+		}
 		b += w;
 		n -= (size_t)w;
 	}
 	return 0;
 }
 
-static void write_chunk(void)
+/* Why the trace could not be written, as hs_disable says it (and the trace's DISABLED record). */
+static const char *write_failure(void)
+{
+	switch (write_errno) {
+	case ENOSPC:
+	case EDQUOT:
+		return "the disk that holds the trace is full; tracing stopped (the trace reads up to here)";
+	case EFBIG:
+		return "the trace reached the file size limit (ulimit -f); tracing stopped (the trace reads up to here)";
+	default:
+		return "cannot write the trace file; tracing stopped (the trace reads up to here)";
+	}
+}
+
+static void take_meta(void);
+
+/* Compresses and appends the chunk; when that fails, tracing stops (write_last still tries its last records). */
+static void put_chunk(void)
 {
 	const void *c;
 	size_t n;
 
+	if (hs_builder_flush(chunk, enc, &c, &n) < 0) {
+		hs_disable("cannot compress a chunk of the trace; tracing stopped");
+	} else if (write_all(c, n) < 0) {
+		write_failed = 1;
+		hs_disable(write_failure());
+	}
+	chunks_since_totals++;
+}
+
+static void write_chunk(void)
+{
 	if (!hs_builder_size(chunk))
 		return;
-	if (hs_builder_flush(chunk, enc, &c, &n) < 0 || write_all(c, n) < 0)
-		hs_disable("cannot write the trace file; tracing stopped");
-	chunks_since_totals++;
+	/* once a chunk was lost, later ones could name its stacks: only the last records follow it */
+	if (write_failed)
+		hs_builder_clear(chunk);
+	else
+		put_chunk();
 }
 
 static void expand_path(char *out, size_t cap, const char *tmpl, pid_t pid)
@@ -235,11 +290,18 @@ int hs_writer_open(void)
 	hs_header_encode(hdr, hs_g.cfg.sample_bytes ? HS_FLAG_SAMPLED : 0, hs_g.cfg.sample_bytes,
 			 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, (uint32_t)hs_g.pid,
 			 hs_g.cfg.time_resolution_ns);
+	write_failed = 0;
 	if (write_all(hdr, sizeof(hdr)) < 0) {
-		hs_log("cannot write the trace's header; tracing disabled: ", file_path);
+		hs_log(write_errno == EFBIG ? "the file size limit (ulimit -f) leaves no room for the trace; tracing disabled: "
+		       : write_errno == ENOSPC || write_errno == EDQUOT ? "the disk is full; tracing disabled, nothing written to "
+									: "cannot write the trace's header; tracing disabled: ",
+		       file_path);
 		return -1;
 	}
+	/* in a chunk of its own: a trace whose next chunk finds the disk full still names its program */
 	emit_process();
+	take_meta();
+	write_chunk();
 	return 0;
 }
 
@@ -315,6 +377,13 @@ static void emit_totals(void)
 	hs_meta_append(rec, (size_t)(p - rec));
 }
 
+/* Records that name no stack nor module, and so may follow a lost chunk. */
+static int survives_loss(uint8_t type)
+{
+	return type == HS_REC_RSS || type == HS_REC_MARKER || type == HS_REC_TOTALS || type == HS_REC_PROCESS ||
+	       type == HS_REC_SIGNAL || type == HS_REC_DISABLED || type == HS_REC_END;
+}
+
 /* Meta records come length-prefixed from hs_meta_take, whole records only. */
 static void take_meta(void)
 {
@@ -329,6 +398,10 @@ static void take_meta(void)
 			uint64_t len;
 			if (hs_varint_get(&p, end, &len) || len > (uint64_t)(end - p))
 				break;
+			if (write_failed && !survives_loss(p[0])) {
+				p += len;
+				continue;
+			}
 			if (!hs_builder_fits(chunk, (size_t)len))
 				write_chunk();
 			hs_builder_record(chunk, p, (size_t)len);
@@ -660,22 +733,39 @@ static void append_last(uint8_t type, uint64_t value, const char *text, size_t t
 }
 
 /*
- * The last records of a trace: its events, the totals, then DISABLED (why)
- * when the tracer stopped itself (4.1), and type, END or SIGNAL (2.1), with
- * value. Whatever the state: a tracer that stopped itself is inert, and
- * before DISABLED its trace kept only the header.
+ * The last records of a trace: its events, then in a chunk of their own the
+ * totals, DISABLED (why) when the tracer stopped itself (4.1), and type,
+ * END or SIGNAL (2.1), with value. Whatever the state: a tracer that
+ * stopped itself is inert, and before DISABLED its trace kept only the
+ * header. The events go first on their own so that, when the disk fills or
+ * the file size limit comes, the small last chunk may still fit where they
+ * did not; a stop for that reason is said once, by whoever meets it first.
  */
-static void write_last(uint8_t type, uint64_t value, const char *why)
+static void write_last(uint8_t type, uint64_t value)
 {
+	const char *why;
+
 	pthread_mutex_lock(&hs_g.writer_lock);
 	drain(1);
+	write_chunk();
+	why = atomic_load(&disabled_why);
+	if (why && disabled_done)
+		goto out;
+	disabled_done = why != NULL;
 	emit_rss();
 	emit_totals();
 	if (why)
 		append_last(HS_REC_DISABLED, 0, why, strlen(why));
 	append_last(type, value, NULL, 0);
-	drain(1);
-	write_chunk();
+	if (write_failed) {
+		/* no events: they could name stacks that were lost */
+		take_meta();
+		put_chunk();
+	} else {
+		drain(1);
+		write_chunk();
+	}
+out:
 	pthread_mutex_unlock(&hs_g.writer_lock);
 }
 
@@ -721,11 +811,10 @@ static void *writer_main(void *arg)
 		uint64_t now = hs_now_ns(), backlog;
 
 		if (atomic_load(&disabled_why) && !disabled_done) {
-			disabled_done = 1;
-			write_last(HS_REC_END, HS_END_STOP, atomic_load(&disabled_why));
+			write_last(HS_REC_END, HS_END_STOP);
 		}
 		if (atomic_load(&crash_sig) && !atomic_load(&crash_done)) {
-			write_last(HS_REC_SIGNAL, (uint64_t)atomic_load(&crash_sig), NULL);
+			write_last(HS_REC_SIGNAL, (uint64_t)atomic_load(&crash_sig));
 			atomic_store(&crash_done, 1);
 			syscall(SYS_futex, &crash_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 		}
@@ -797,8 +886,15 @@ void hs_writer_stop(void)
 /* Final flush: everything pending, the exact totals and the end record with why it ended. */
 void hs_writer_finish(int reason)
 {
-	write_last(HS_REC_END, (uint64_t)reason, NULL);
+	write_last(HS_REC_END, (uint64_t)reason);
 	reap();
+}
+
+/* The process image ends while a stop of the tracer (hs_disable) waits for the writer thread: said now. */
+void hs_writer_finish_disabled(void)
+{
+	if (chunk && enc && atomic_load(&disabled_why) && !disabled_done)
+		write_last(HS_REC_END, HS_END_STOP);
 }
 
 /* The child inherited our descriptors: drop them (if the program has not reused the numbers). */

@@ -82,6 +82,7 @@ cc_prog libreload_c.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAM
 cc_prog cxx cxx.cpp
 # optimised, without frame pointers: one call site reached by many paths (unwind.sh)
 cc_prog paths paths.c -O2 -fomit-frame-pointer
+cc_prog fillfile fillfile.c
 # Rust with v0 mangling (what current toolchains use for their standard
 # library), optimised: std's allocation paths are inlined into our functions
 RUSTC=$(command -v rustc || true)
@@ -1032,6 +1033,94 @@ EOF2
     fi
 else
     fail robust/stopped-mid-run "$HS_MISSING"
+fi
+
+# The trace meeting the file size limit (ulimit -f, systemd's LimitFSIZE).
+# A write that starts at the limit makes the kernel send SIGXFSZ to the
+# process: before, that killed the traced program at every limit tried
+# when the program's own thread met it, writing at exit (exit 153; 20,000
+# iterations at 1 and 64 KiB). The tracer now never writes past the limit:
+# the program runs to its end, one line on stderr says why tracing
+# stopped, and the trace reads to its last whole chunk, then says why. The
+# writer thread meets the limit mid-run at 2,000,000 iterations.
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    for lim_n in 1:20000 64:20000 64:2000000 2000:2000000; do   # KiB:iterations
+        lim=${lim_n%:*} n=${lim_n#*:}
+        rm -f "$W/fsize$lim.hst"
+        ( ulimit -f $lim; exec timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/fsize$lim.hst" "$P/fillfile" $n ) \
+            >"$W/fsize$lim.out" 2>"$W/fsize$lim.err"
+        echo $? >"$W/fsize$lim.rc"
+        if ! hs_report "$W/fsize$lim.hst" "$W/fsize$lim"; then
+            why="$why; at $lim KiB: report exited $(cat "$W/fsize$lim.rrc"): $(first_line "$W/fsize$lim.rerr")"
+            continue
+        fi
+        why="$why$(python3 - "$W/fsize$lim" $lim $n <<'EOF2'
+import json, os, sys
+b, lim, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+r = json.load(open(b + ".json")); err = open(b + ".err").read(); out = open(b + ".out").read()
+rc = open(b + ".rc").read().strip(); rerr = open(b + ".rerr").read()
+why = []
+if rc != "0" or "figures: iterations %d" % n not in out: why.append("program exit %s, output %r" % (rc, out[:60]))
+if err.count("\n") != 1 or "file size limit" not in err: why.append("stderr %r" % err[:200])
+if os.path.getsize(b + ".hst") > lim * 1024: why.append("trace %d bytes past the limit" % os.path.getsize(b + ".hst"))
+if rerr.strip(): why.append("report said %r" % rerr[:200])
+if r.get("end") != "disabled" or "file size limit" not in (r.get("disabled") or ""):
+    why.append("end %r, disabled %r" % (r.get("end"), r.get("disabled")))
+if lim >= 2000 and r["allocations"] < 10000: why.append("only %d allocations kept" % r["allocations"])
+print("".join("; at %d KiB, %d iterations: %s" % (lim, n, w) for w in why), end="")
+EOF2
+)"
+    done
+    [ -z "$why" ] && ok robust/file-size-limit || fail robust/file-size-limit "${why#; }"
+else
+    fail robust/file-size-limit "$HS_MISSING"
+fi
+
+# A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
+# of its own), and at the start on /dev/full. Before, the chunk cut short
+# by the full disk stayed in the file and the last records came after a
+# hole of zeros: the trace was corrupt from that offset on.
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT=/dev/full "$P/fillfile" 1000 >"$W/devfull.out" 2>"$W/devfull.err"
+    rc=$?
+    grep -q "figures: iterations 1000" "$W/devfull.out" && [ $rc = 0 ] || why="$why; /dev/full: program exit $rc"
+    [ "$(wc -l <"$W/devfull.err")" = 1 ] && grep -q "disk is full" "$W/devfull.err" ||
+        why="$why; /dev/full: stderr $(head -c 200 "$W/devfull.err")"
+    if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+        mkdir -p "$W/tinyfs"
+        rm -f "$W/diskfull.hst"
+        unshare -m sh -c 'mount -t tmpfs -o size=1m tmpfs "$1" || exit 99
+            timeout 60 env LD_PRELOAD="$2" HEAPSCOPE_OUTPUT="$1/t.hst" "$3" 2000000 >"$4.out" 2>"$4.err"
+            echo $? >"$4.rc"; cp "$1/t.hst" "$4.hst"' sh "$W/tinyfs" "$LIB" "$P/fillfile" "$W/diskfull"
+        if [ $? = 99 ]; then
+            why="$why; cannot mount a tmpfs as root"
+        elif ! hs_report "$W/diskfull.hst" "$W/diskfull"; then
+            why="$why; report exited $(cat "$W/diskfull.rrc"): $(first_line "$W/diskfull.rerr")"
+        else
+            why="$why$(python3 - "$W/diskfull" <<'EOF2'
+import json, sys
+b = sys.argv[1]
+r = json.load(open(b + ".json")); err = open(b + ".err").read(); out = open(b + ".out").read()
+rc = open(b + ".rc").read().strip(); rerr = open(b + ".rerr").read()
+why = []
+if rc != "0" or "figures: iterations 2000000" not in out: why.append("program exit %s, output %r" % (rc, out[:60]))
+if err.count("\n") != 1 or "disk that holds the trace is full" not in err: why.append("stderr %r" % err[:200])
+if rerr.strip(): why.append("report said %r" % rerr[:200])
+if r.get("end") != "disabled" or "full" not in (r.get("disabled") or ""):
+    why.append("end %r, disabled %r" % (r.get("end"), r.get("disabled")))
+if r["allocations"] < 10000: why.append("only %d allocations kept" % r["allocations"])
+print("".join("; " + w for w in why), end="")
+EOF2
+)"
+        fi
+    else
+        echo "robust/disk-full: mid-run case not run (needs root and unshare -m); /dev/full case run" >&2
+    fi
+    [ -z "$why" ] && ok robust/disk-full || fail robust/disk-full "${why#; }"
+else
+    fail robust/disk-full "$HS_MISSING"
 fi
 
 # A signal handler allocating on an 8 KiB alternate stack (enough
