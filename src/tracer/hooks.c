@@ -609,9 +609,15 @@ static inline void ev_end(struct hs_thread *t)
 	if (--t->depth == 0) {
 		uint64_t h = t->reserve;
 		atomic_store_explicit(&t->head, h, memory_order_release);
-		/* every 1024 events, call the writer if a quarter of the ring waits */
+		/*
+		 * every 1024 events, call the writer if half the ring waits: at a
+		 * quarter, the events held back for ordering (200 us of them) and
+		 * what came during the writer's 100 us nap crossed it, so the
+		 * program woke the writer (a futex wake and an IPI) every few
+		 * hundred microseconds instead of the writer's own timer
+		 */
 		if (unlikely((h & 1023) == 0) &&
-		    h - atomic_load_explicit(&t->tail, memory_order_relaxed) >= HS_RING_EVENTS / 4) {
+		    h - atomic_load_explicit(&t->tail, memory_order_relaxed) >= HS_RING_EVENTS / 2) {
 			if (!hs_g.writer_running)
 				hs_ensure_writer();
 			hs_writer_wake();
