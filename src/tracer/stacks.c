@@ -206,18 +206,23 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 	return parent;
 }
 
+/* A signal handler interrupted this thread's walk: its state is left alone. Out of line: the buffer is no frame's but this one's. */
+__attribute__((noinline)) static uint32_t capture_nested(struct hs_thread *t)
+{
+	uint64_t ips[HS_MAX_FRAMES];
+	int k = hs_unwind_plain(t, ips);
+
+	return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
+}
+
 uint32_t hs_stack_capture(struct hs_thread *t)
 {
 	struct hs_uframe *f = t->uw.f;
 	int kept, n;
 	uint32_t id;
 
-	if (t->in_unwind) {
-		/* a signal handler interrupted this thread's walk: leave its state alone */
-		uint64_t ips[HS_MAX_FRAMES];
-		int k = hs_unwind_plain(t, ips);
-		return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
-	}
+	if (t->in_unwind)
+		return capture_nested(t);
 	t->in_unwind = 1;
 	id = 0;
 	n = hs_unwind(t, &kept, &id);

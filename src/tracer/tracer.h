@@ -79,6 +79,7 @@ struct hs_unwind_state {
 	int n;
 	struct hs_uframe f[HS_MAX_FRAMES];
 	struct hs_uframe cur[HS_MAX_FRAMES];   /* a walk's new frames, innermost first */
+	uint64_t slow_ips[HS_MAX_FRAMES];      /* libunwind's walk (not on the hook's stack: it may be a small one) */
 	int chk_n;
 	uint16_t chk_end[HS_MAX_FRAMES];
 	uint64_t chk_addr[2 * HS_MAX_FRAMES];
@@ -134,6 +135,7 @@ struct hs_thread {
 	int in_stack_lock;          /* owner only: holds the stack table lock */
 	int in_unwind;              /* owner only: t->uw is being rewritten */
 	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */
+	int on_walk_stack;          /* owner only: a libunwind walk runs on walk_stack (unwind.c) */
 	int dtor_rounds;
 	int orphan;                 /* made after the thread's own state died: reaped once the thread is gone */
 	int set_held;               /* owner only: holds the sampled set's lock (hooks.c) */
@@ -160,6 +162,8 @@ struct hs_thread {
 	struct hs_walk walks[HS_WALK_SETS][HS_WALK_WAYS];
 	uint8_t walk_next[HS_WALK_SETS];   /* the way a set's next new walk replaces */
 	struct hs_ev ring[HS_RING_EVENTS];
+	/* where libunwind walks when the hook's stack is small or unknown (unwind.c); resident only once used */
+	_Alignas(4096) uint8_t walk_stack[64u << 10];
 };
 
 enum hs_state { HS_UNINIT, HS_INITIALIZING, HS_ACTIVE, HS_INERT };
@@ -282,7 +286,7 @@ int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uint
 void hs_unwind_thread_init(struct hs_thread *t);
 int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node);
 void hs_unwind_keep(struct hs_thread *t);
-int hs_unwind_plain(const struct hs_thread *t, uint64_t *ips);
+int hs_unwind_plain(struct hs_thread *t, uint64_t *ips);
 
 /* modules.c */
 struct dl_phdr_info;

@@ -83,6 +83,7 @@ cc_prog cxx cxx.cpp
 # optimised, without frame pointers: one call site reached by many paths (unwind.sh)
 cc_prog paths paths.c -O2 -fomit-frame-pointer
 cc_prog fillfile fillfile.c
+cc_prog coroutines coroutines.c
 # Rust with v0 mangling (what current toolchains use for their standard
 # library), optimised: std's allocation paths are inlined into our functions
 RUSTC=$(command -v rustc || true)
@@ -1125,8 +1126,9 @@ fi
 
 # A signal handler allocating on an 8 KiB alternate stack (enough
 # untraced), raised by the program or by a timer: the tracer's backtrace
-# off the thread's stack overflowed it (SIGSEGV); now it records those
-# allocations without a backtrace, and on a 64 KiB one with it
+# off the thread's stack overflowed it (SIGSEGV); then it recorded those
+# allocations without a backtrace; now libunwind walks on the thread's
+# own walk stack, and every size has its backtrace through the handler
 if [ $HAVE_HS = 1 ]; then
     why=""
     for sz in 8192 65536; do
@@ -1138,7 +1140,9 @@ if [ $HAVE_HS = 1 ]; then
             why="$why; $sz B: the handler's 100 frees are not in the trace"
         fi
     done
-    "$HS" report "$W/alt65536.hst" 2>/dev/null | grep -q '^      handler ' || why="$why; 64 KiB: no backtrace through the handler"
+    for sz in 8192 65536; do
+        "$HS" report "$W/alt$sz.hst" 2>/dev/null | grep -q '^      handler ' || why="$why; $sz B: no backtrace through the handler"
+    done
     # from a timer, interrupting the tracer's own walk of the main loop: the
     # handler's capture took libunwind's walk without the check (SIGSEGV 5
     # runs out of 5 until both walks went through one function)
@@ -1149,6 +1153,38 @@ if [ $HAVE_HS = 1 ]; then
     [ -z "$why" ] && ok signals/small-alternate-stack || fail signals/small-alternate-stack "${why#; }"
 else
     fail signals/small-alternate-stack "$HS_MISSING"
+fi
+
+# Coroutines (ucontext) on malloc'd stacks of 64, 16 and 8 KiB (4.4 KiB
+# is enough untraced): libunwind's walk ran on the coroutine's stack, and
+# at 8 KiB wrote over the heap below it (glibc aborted: "unaligned tcache
+# chunk"). Now it runs on the thread's own walk stack: the figures are the program's to
+# the byte, backtraces go through co_mid to co_body, and the hook adds at
+# most 1 KiB to the most of a coroutine stack used
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    native coront "$P/coroutines" 64
+    for kib in 64 16 8; do
+        hs_record "coro$kib" -o "$W/coro$kib.hst" -- "$P/coroutines" $kib
+        if [ "$(cat "$W/coro$kib.rc")" != 0 ]; then
+            why="$why; $kib KiB: exit $(cat "$W/coro$kib.rc")"
+            continue
+        fi
+        if ! hs_report "$W/coro$kib.hst" "$W/coro$kib"; then
+            why="$why; $kib KiB: report exited $(cat "$W/coro$kib.rrc")"
+            continue
+        fi
+        c=$($U cmp "coroutines/$kib" "$W/coro$kib.json" $($U fig "$W/coro$kib.out"))
+        case $c in ok*) ;; *) why="$why; $kib KiB: ${c#*: }" ;; esac
+        "$HS" report "$W/coro$kib.hst" 2>/dev/null | grep -A3 '^      co_leaf ' | grep -q '^      co_mid ' ||
+            why="$why; $kib KiB: no backtrace from co_leaf through co_mid"
+        "$HS" report "$W/coro$kib.hst" 2>/dev/null | grep -q '^      co_body ' || why="$why; $kib KiB: no co_body frame"
+        used=$($U kv "$W/coro$kib.out" stack_used) nat=$($U kv "$W/coront.nat.out" stack_used)
+        [ "${used:-99999}" -le $((${nat:-0} + 1024)) ] || why="$why; $kib KiB: $used B of coroutine stack used (untraced $nat)"
+    done
+    [ -z "$why" ] && ok stacks/coroutines || fail stacks/coroutines "${why#; }"
+else
+    fail stacks/coroutines "$HS_MISSING"
 fi
 
 # exec from a thread with a 16 KiB stack: through a forked child (the exec
