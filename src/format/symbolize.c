@@ -130,6 +130,14 @@ static int report_modules(struct hs_reader *r)
 
 		if (m->path[0] != '/')
 			continue; /* the vDSO and other unnamed images have no file */
+		/*
+		 * A library loaded again where it was before (dlopen, dlclose,
+		 * dlopen) has a record each time: libdw given the same module
+		 * twice then named none of its functions. One Dwfl holds one
+		 * image per address; the first one reported there stays.
+		 */
+		if (dwfl_addrmodule(s->dwfl, m->lo))
+			continue;
 		/* a FIFO or device at a module's path (a trace from elsewhere) must not hang the reader */
 		if ((fd = hs_open_regular(m->path, NULL)) < 0)
 			continue;
