@@ -113,7 +113,7 @@ __attribute__((noinline)) static void resolve(void)
 	RESOLVE(fexecve);
 	RESOLVE(_exit);
 	if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
-		hs_log("cannot find the real malloc; aborting", NULL);
+		hs_log("cannot find the real malloc; aborting", NULL, NULL);
 		syscall(SYS_exit_group, 127);
 	}
 	hs_init();
@@ -1482,7 +1482,7 @@ static void *cxx_alloc_or_die(size_t n, size_t align, int nothrow)
 	void *p = align ? aligned_alloc(align, (n + align - 1) / align * align) : malloc(n ? n : 1);
 
 	if (!p && !nothrow) {
-		hs_log("operator new failed and cannot throw from here; aborting", NULL);
+		hs_log("operator new failed and cannot throw from here; aborting", NULL, NULL);
 		abort();
 	}
 	return p;

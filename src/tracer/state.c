@@ -241,7 +241,7 @@ void hs_disable(const char *why)
 {
 	int expected = HS_ACTIVE;
 	if (atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INERT)) {
-		hs_log(why, NULL);
+		hs_log(why, NULL, NULL);
 		hs_writer_disabled(why);
 	}
 }
@@ -562,7 +562,7 @@ static int start(const char *path)
 	int first = !started_once;
 
 	if (strlen(path) >= sizeof(hs_g.cfg.output)) {
-		hs_log("output path too long: ", path);
+		hs_log("the output path is too long:", path, "; give HEAPSCOPE_OUTPUT a shorter one");
 		return -1;
 	}
 	strcpy(hs_g.cfg.output, path);
@@ -571,7 +571,7 @@ static int start(const char *path)
 		/* here, not at load: a process that never traces (no HEAPSCOPE_OUTPUT) reads neither CPUID nor sysfs */
 		clock_init();
 		if (hs_meta_init() < 0 || hs_stacks_init() < 0 || hs_modules_init() < 0) {
-			hs_log("out of memory at start-up; tracing disabled", NULL);
+			hs_log("out of memory at start-up; tracing disabled", NULL, NULL);
 			goto release;
 		}
 		started_once = 1;
@@ -591,7 +591,7 @@ static int start(const char *path)
 	hs_hooks_configure(0);
 	atomic_store(&hs_g.state, HS_ACTIVE);
 	if (ctor_done && writer_start() < 0) {
-		hs_log("cannot start the writer thread; tracing disabled", NULL);
+		hs_log("cannot start the writer thread; tracing disabled", NULL, NULL);
 		atomic_store(&hs_g.state, HS_INERT);
 		return -1;
 	}

@@ -335,7 +335,8 @@ void hs_internal_enter(struct hs_thread *t, sigset_t *old);
 void hs_internal_leave(struct hs_thread *t, const sigset_t *old);
 
 /* util.c: no malloc, no stdio */
-void hs_log(const char *a, const char *b);
+void hs_log(const char *what, const char *thing, const char *then);
+const char *hs_errno_text(int e);
 void *hs_map(size_t len);
 void hs_unmap(void *p, size_t len);
 size_t hs_u64_to_str(char *out, uint64_t v);

@@ -1,4 +1,5 @@
 /* util.c - helpers the tracer may call from any hook: raw syscalls, no malloc, no stdio */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -8,11 +9,12 @@
 
 #include "tracer.h"
 
-void hs_log(const char *a, const char *b)
+/* One line on stderr: "heapscope: " what, then 'thing' in quotes and then (both when not NULL). */
+void hs_log(const char *what, const char *thing, const char *then)
 {
 	char buf[512];
 	size_t n = 0;
-	const char *parts[] = { "heapscope: ", a, b, "\n" };
+	const char *parts[] = { "heapscope: ", what, thing ? " '" : NULL, thing, thing ? "'" : NULL, then, "\n" };
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		const char *s = parts[i];
@@ -22,6 +24,25 @@ void hs_log(const char *a, const char *b)
 	if (n == sizeof(buf) - 1)
 		buf[n - 1] = '\n';
 	(void)!syscall(SYS_write, 2, buf, n);
+}
+
+/* Why a call failed, for hs_log: strerror may allocate (its translations). */
+const char *hs_errno_text(int e)
+{
+	switch (e) {
+	case ENOENT: return ": no such directory";
+	case EACCES:
+	case EPERM: return ": permission denied";
+	case EROFS: return ": read-only file system";
+	case ENOSPC:
+	case EDQUOT: return ": the disk is full";
+	case EISDIR: return ": it is a directory";
+	case ENOTDIR: return ": a part of the path is not a directory";
+	case ENAMETOOLONG: return ": the name is too long";
+	case EMFILE:
+	case ENFILE: return ": too many open files";
+	default: return "";
+	}
 }
 
 /* syscall() rather than mmap(): our own mmap hook must not see the tracer's memory */

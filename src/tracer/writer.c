@@ -252,7 +252,10 @@ int hs_writer_open(void)
 		fd = (int)syscall(SYS_openat, AT_FDCWD, file_path, flags, 0644);
 	}
 	if (fd < 0) {
-		hs_log("cannot create the trace file ", file_path);
+		char then[160] = "";
+		hs_strlcat(then, hs_errno_text(errno), sizeof(then));
+		hs_strlcat(then, "; set HEAPSCOPE_OUTPUT to a path this process can write to; tracing disabled", sizeof(then));
+		hs_log("cannot create the trace file", file_path, then);
 		return -1;
 	}
 	fd = move_high(fd);
@@ -276,14 +279,14 @@ int hs_writer_open(void)
 	disabled_done = 0;
 	/* the file exists by now: say why it stays empty (start() then gives the memory back: hs_writer_release) */
 	if (!enc && hs_encoder_new(&enc) < 0) {
-		hs_log("out of memory for the trace's compressor; tracing disabled, nothing written to ", file_path);
+		hs_log("out of memory for the trace's compressor; tracing disabled, nothing written to", file_path, NULL);
 		return -1;
 	}
 	if (chunk)
 		hs_builder_free(chunk);
 	if (hs_builder_new(&chunk, hs_g.cfg.time_resolution_ns) < 0) {
 		chunk = NULL;
-		hs_log("out of memory for the trace's chunk buffers; tracing disabled, nothing written to ", file_path);
+		hs_log("out of memory for the trace's chunk buffers; tracing disabled, nothing written to", file_path, NULL);
 		return -1;
 	}
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -292,10 +295,10 @@ int hs_writer_open(void)
 			 hs_g.cfg.time_resolution_ns);
 	write_failed = 0;
 	if (write_all(hdr, sizeof(hdr)) < 0) {
-		hs_log(write_errno == EFBIG ? "the file size limit (ulimit -f) leaves no room for the trace; tracing disabled: "
-		       : write_errno == ENOSPC || write_errno == EDQUOT ? "the disk is full; tracing disabled, nothing written to "
-									: "cannot write the trace's header; tracing disabled: ",
-		       file_path);
+		hs_log(write_errno == EFBIG ? "the file size limit (ulimit -f) leaves no room for the trace"
+		       : write_errno == ENOSPC || write_errno == EDQUOT ? "the disk is full: nothing written to the trace"
+									: "cannot write the header of the trace",
+		       file_path, "; tracing disabled");
 		return -1;
 	}
 	/* in a chunk of its own: a trace whose next chunk finds the disk full still names its program */
