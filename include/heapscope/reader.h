@@ -71,6 +71,7 @@ enum hs_event_kind {
 	HS_EVENT_END,           /* the process image ended cleanly: flags holds enum hs_end_reason */
 	HS_EVENT_SIGNAL,        /* (2.1) a signal is ending the process: flags holds its number; no END follows */
 	HS_EVENT_DISABLED,      /* (4.1) label, label_len: why the tracer stopped itself mid-run; an END (stop) follows */
+	HS_EVENT_CHILDREN,      /* (4.2) len: children the process forked that are not traced (no follow-fork); before its END */
 };
 
 enum hs_end_reason {

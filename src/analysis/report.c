@@ -333,6 +333,9 @@ static void account(struct pass *ps, const struct hs_event *ev)
 	case HS_EVENT_MARKER:
 		rep->markers++;
 		break;
+	case HS_EVENT_CHILDREN:
+		rep->untraced_children = ev->len;
+		break;
 	case HS_EVENT_END:
 		rep->clean_exit = 1;
 		rep->end_reason = (int)ev->flags;

@@ -44,6 +44,7 @@ struct hs_report {
 	uint64_t untracked_frees;        /* frees of blocks allocated before tracing started */
 	uint64_t mmap_calls, munmap_calls;
 	uint64_t markers;
+	uint64_t untraced_children;      /* (4.2) children forked with no follow-fork: not in this trace */
 
 	struct hs_site *sites;           /* indexed by stack id */
 	uint32_t nsites;

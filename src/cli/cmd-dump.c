@@ -14,7 +14,7 @@ static const char usage[] =
 static const char *kind_name(enum hs_event_kind k)
 {
 	static const char *const names[] = { "alloc", "free", "mmap", "munmap", "mremap", "brk", "rss", "marker",
-					     "module", "module-unload", "totals", "end", "signal", "disabled" };
+					     "module", "module-unload", "totals", "end", "signal", "disabled", "children" };
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
@@ -88,6 +88,9 @@ int hs_cmd_dump(int argc, char **argv)
 			break;
 		case HS_EVENT_MODULE_UNLOAD:
 			printf(" 0x%" PRIx64, ev.addr);
+			break;
+		case HS_EVENT_CHILDREN:
+			printf(" %" PRIu64, ev.len);
 			break;
 		case HS_EVENT_TOTALS:
 			for (int i = 0; i < HS_FN_COUNT; i++)

@@ -662,6 +662,18 @@ static int decode_one(struct hs_reader *r, struct hs_event *ev)
 		ev->kind = HS_EVENT_DISABLED;
 		return 1;
 	}
+	case HS_REC_CHILDREN: {
+		const uint8_t *end;
+		if (get_sized(r, &end))
+			goto bad;
+		GET(ev->time_ns);
+		GET(ev->len);
+		if (ev->len == 0 || r->sp[HS_STREAM_MISC] > end)
+			goto bad;
+		r->sp[HS_STREAM_MISC] = end;
+		ev->kind = HS_EVENT_CHILDREN;
+		return 1;
+	}
 	case HS_REC_END:
 		GET(ev->time_ns);
 		GET(v);

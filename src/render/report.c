@@ -96,6 +96,9 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	fprintf(f, "%s\n", in->argc ? "" : in->exe);
 	fprintf(f, "pid          %u (parent %u)\n", in->pid, in->ppid);
 	fprintf(f, "duration     %s, %s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns), end_text(rep));
+	if (rep->untraced_children)
+		fprintf(f, "children     %s forked, not traced: record with --follow-fork\n",
+			hs_fmt_count(a, sizeof(a), (double)rep->untraced_children));
 	if (rep->sampled)
 		fprintf(f, "mode         sampled, one sample every %s on average: figures below are estimates\n",
 			hs_fmt_bytes(a, sizeof(a), (double)rep->sample_bytes));
@@ -202,6 +205,7 @@ void hs_render_report_json(FILE *f, struct hs_reader *r, const struct hs_report 
 		rep->clean_exit && rep->disabled[0] ? "disabled" : hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal),
 		rep->signal, rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
 		rep->sampled ? "true" : "false");
+	fprintf(f, " \"untraced_children\": %llu,\n", (unsigned long long)rep->untraced_children);
 	if (rep->disabled[0]) {
 		fprintf(f, " \"disabled\": ");
 		hs_json_string(f, rep->disabled);

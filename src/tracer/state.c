@@ -502,6 +502,7 @@ static void find_self(void)
 
 const char *hs_self_path(void) { return self_path; }
 
+static void fork_parent(void);
 static void fork_child(void);
 static int writer_start(void);
 
@@ -517,7 +518,7 @@ static void init_once(void)
 	mono_base = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	find_self();
 	pthread_key_create(&thread_key, thread_dtor);
-	pthread_atfork(NULL, NULL, fork_child);
+	pthread_atfork(NULL, fork_parent, fork_child);
 }
 
 /* Just before tracing becomes active: the calls counted so far are not this trace's. */
@@ -553,6 +554,7 @@ static void restart(void)
 		atomic_store(&hs_g.folded_calls[i], 0);
 		atomic_store(&hs_g.folded_bytes[i], 0);
 	}
+	atomic_store(&hs_g.untraced_children, 0);
 }
 
 static int start(const char *path)
@@ -692,6 +694,17 @@ __attribute__((destructor)) static void hs_dtor(void)
 	hs_writer_finish(HS_END_EXIT);
 	hs_internal_leave(t, &old);
 	hs_g.after_fini = 1;
+}
+
+/*
+ * A child that is not followed goes untraced: a daemon that forks and lets
+ * its parent exit leaves a trace of a few allocations, and the report then
+ * says why (CHILDREN).
+ */
+static void fork_parent(void)
+{
+	if (atomic_load(&hs_g.state) == HS_ACTIVE && !hs_g.cfg.follow_fork)
+		atomic_fetch_add(&hs_g.untraced_children, 1);
 }
 
 static void fork_child(void)

@@ -384,7 +384,7 @@ static void emit_totals(void)
 static int survives_loss(uint8_t type)
 {
 	return type == HS_REC_RSS || type == HS_REC_MARKER || type == HS_REC_TOTALS || type == HS_REC_PROCESS ||
-	       type == HS_REC_SIGNAL || type == HS_REC_DISABLED || type == HS_REC_END;
+	       type == HS_REC_SIGNAL || type == HS_REC_DISABLED || type == HS_REC_CHILDREN || type == HS_REC_END;
 }
 
 /* Meta records come length-prefixed from hs_meta_take, whole records only. */
@@ -759,6 +759,8 @@ static void write_last(uint8_t type, uint64_t value)
 	emit_totals();
 	if (why)
 		append_last(HS_REC_DISABLED, 0, why, strlen(why));
+	if (atomic_load(&hs_g.untraced_children))
+		append_last(HS_REC_CHILDREN, atomic_load(&hs_g.untraced_children), NULL, 0);
 	append_last(type, value, NULL, 0);
 	if (write_failed) {
 		/* no events: they could name stacks that were lost */

@@ -428,6 +428,19 @@ int main(void)
 			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-signal-record-read",
 				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
 		}
+		/* 4.2's CHILDREN: length, ts, a count of at least 1; more bytes are a later minor version's */
+		{
+			static const uint8_t t[] = { HS_REC_CHILDREN };
+			static const uint8_t m[] = { 3, 5, 3, 0xaa };
+			static uint8_t raw[256];
+			struct streams st = STREAMS(t, m);
+			o = read_all(with_payload("children", raw, layout(raw, &st)));
+			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-children-record-read",
+				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
+		}
+		static const uint8_t t_ch[] = { HS_REC_CHILDREN }, ch_zero[] = { 2, 5, 0 }, ch_short[] = { 1, 5, 3 };
+		streams_rejected("errors-children-zero", STREAMS(t_ch, ch_zero), "malformed");
+		streams_rejected("errors-children-longer-than-its-length", STREAMS(t_ch, ch_short), "malformed");
 		static const uint8_t t_sig[] = { HS_REC_SIGNAL }, sig_zero[] = { 2, 5, 0 }, sig_short[] = { 1, 5, 11 };
 		streams_rejected("errors-signal-zero", STREAMS(t_sig, sig_zero), "malformed");
 		streams_rejected("errors-signal-longer-than-its-length", STREAMS(t_sig, sig_short), "malformed");
