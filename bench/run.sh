@@ -49,6 +49,11 @@ log "bench: building workloads in $T"
 "$CC" -O2 -g -fomit-frame-pointer -fasynchronous-unwind-tables -pthread \
     -o "$T/churn" "$ROOT/bench/churn.c" || { log "bench: cannot build churn"; exit 1; }
 TIMEIT=$T/timeit
+# the floor of any LD_PRELOAD tracer (bench/floor.c): the family forwarded, then with an idle thread
+HAVE_FLOOR=1
+"$CC" -O2 -shared -fPIC -o "$T/floor.so" "$ROOT/bench/floor.c" &&
+    "$CC" -O2 -shared -fPIC -pthread -DWITH_THREAD -o "$T/floor-thread.so" "$ROOT/bench/floor.c" ||
+    { HAVE_FLOOR=0; log "bench: cannot build bench/floor.c: floor columns will be n/a"; }
 
 HAVE_HS=1
 if [ ! -x "$HS" ]; then HAVE_HS=0; log "bench: $HS not found: heapscope columns will be n/a"; fi
@@ -149,6 +154,10 @@ round_wl() {
     local wl=$1
     wl_cmd "$wl"
     run_step "$wl" native "$T/log-$wl-native" -- "${CMD[@]}"
+    if [ $HAVE_FLOOR = 1 ]; then
+        run_step "$wl" fwd "$T/log-$wl-fwd" -- env LD_PRELOAD="$T/floor.so" "${CMD[@]}"
+        run_step "$wl" fwdthr "$T/log-$wl-fwdthr" -- env LD_PRELOAD="$T/floor-thread.so" "${CMD[@]}"
+    fi
 
     if [ $HAVE_HS = 1 ]; then
         rm -f "$T/hs-$wl.full"
@@ -463,6 +472,15 @@ REP=$T/report.txt
     echo "  from 'heapscope report --json'$( [ ${#EV_APPROX[@]} -gt 0 ] && echo '; ~ = 2 x heaptrack alloc calls, heapscope n/a')); rep_s = 'heapscope report',"
     echo "  htprt_s = heaptrack_print (same workload), speedup = htprt_s/rep_s; RSS = max RSS of each."
     echo
+    # what any LD_PRELOAD tracer pays before it records anything (bench/floor.c)
+    echo "floor of a preloaded tracer, wall time / native: the malloc family forwarded, then also an idle thread"
+    echo "(glibc's malloc takes its arena lock once a second thread exists); hs-samp and hs-full beside them:"
+    printf '%-13s %11s %14s %8s %8s\n' workload forwarded "+idle thread" hs-samp hs-full
+    for wl in $WLS; do
+        printf '%-13s %11s %14s %8s %8s\n' "${WL_LABEL[$wl]}" "$(xfmt "$(pmed "$wl" fwd native)")" \
+            "$(xfmt "$(pmed "$wl" fwdthr native)")" "$(xfmt "$(pmed "$wl" sampled native)")" "$(xfmt "$(pmed "$wl" full native)")"
+    done
+    echo
     # analysis_table TOOLS HTPRINT: each tool's median seconds (HTPRINT's time / theirs) per workload
     analysis_table() {
         local m t row
@@ -514,7 +532,7 @@ REP=$T/report.txt
     for wl in $WLS; do
         printf '  %-9s events=%s%s  trace bytes: hs-full=%s hs-sampled=%s heaptrack=%s\n' "$wl" "${EV_APPROX[$wl]:-}" "${EVENTS[$wl]:-n/a}" \
             "$(fsize "$T/hs-$wl.full" || echo n/a)" "$(fsize "$T/hs-$wl.sampled" || echo n/a)" "$(fsize "$(ht_file "$wl")" || echo n/a)"
-        for m in native full sampled heaptrack $HS_TOOLS htprint $HS_TOOLS1 htprint1; do
+        for m in native fwd fwdthr full sampled heaptrack $HS_TOOLS htprint $HS_TOOLS1 htprint1; do
             printf '    %-9s %s%s\n' "$m" "${TIMES[$wl:$m]:-}" "${DEAD[$wl:$m]:+  [n/a: ${DEAD[$wl:$m]}]}"
         done
     done
