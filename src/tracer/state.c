@@ -580,6 +580,7 @@ static int start(const char *path)
 	} else {
 		restart();
 	}
+	hs_log_init();
 	if (hs_writer_open() < 0)
 		goto release;
 	t = hs_thread_get();

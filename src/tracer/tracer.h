@@ -336,6 +336,7 @@ void hs_internal_enter(struct hs_thread *t, sigset_t *old);
 void hs_internal_leave(struct hs_thread *t, const sigset_t *old);
 
 /* util.c: no malloc, no stdio */
+void hs_log_init(void);
 void hs_log(const char *what, const char *thing, const char *then);
 const char *hs_errno_text(int e);
 void *hs_map(size_t len);

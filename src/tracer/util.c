@@ -4,16 +4,51 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tracer.h"
+
+/*
+ * Standard error as the program had it when tracing started. A program
+ * may close descriptor 2 and open a file of its own there: a stop of the
+ * tracer mid-run wrote its line into that file, among the program's data.
+ * The line goes out only while descriptor 2 is still that file (the trace
+ * says why it stopped anyway); no copy of it is kept open, which would
+ * hold a daemon's pipe to its starter open.
+ */
+static int log_known, log_open;
+static dev_t log_dev;
+static ino_t log_ino;
+
+void hs_log_init(void)
+{
+	struct stat st;
+
+	log_open = fstat(2, &st) == 0;
+	log_dev = log_open ? st.st_dev : 0;
+	log_ino = log_open ? st.st_ino : 0;
+	log_known = 1;
+}
+
+static int log_still_ours(void)
+{
+	struct stat st;
+
+	if (!log_known)
+		return 1; /* before tracing starts: the program has not run yet */
+	return log_open && fstat(2, &st) == 0 && st.st_dev == log_dev && st.st_ino == log_ino;
+}
 
 /* One line on stderr: "heapscope: " what, then 'thing' in quotes and then (both when not NULL). */
 void hs_log(const char *what, const char *thing, const char *then)
 {
 	char buf[512];
 	size_t n = 0;
+
+	if (!log_still_ours())
+		return;
 	const char *parts[] = { "heapscope: ", what, thing ? " '" : NULL, thing, thing ? "'" : NULL, then, "\n" };
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {

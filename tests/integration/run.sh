@@ -84,6 +84,7 @@ cc_prog cxx cxx.cpp
 cc_prog paths paths.c -O2 -fomit-frame-pointer
 cc_prog fillfile fillfile.c
 cc_prog coroutines coroutines.c
+cc_prog stderrfile stderrfile.c
 # Rust with v0 mangling (what current toolchains use for their standard
 # library), optimised: std's allocation paths are inlined into our functions
 RUSTC=$(command -v rustc || true)
@@ -1101,6 +1102,30 @@ EOF2
     [ -z "$why" ] && ok robust/file-size-limit || fail robust/file-size-limit "${why#; }"
 else
     fail robust/file-size-limit "$HS_MISSING"
+fi
+
+# A program that closed standard error and opened its own file there
+# (descriptor 2), traced until the file size limit stops the tracer: its
+# line on stderr went into the program's file, between its two lines. It
+# goes out only while descriptor 2 is the standard error tracing started
+# with; the trace says why it ends anyway
+if [ $HAVE_HS = 1 ]; then
+    rm -f "$W/stderrfile.hst" "$W/stderrfile.data"
+    ( ulimit -f 256; exec timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/stderrfile.hst" "$P/stderrfile" \
+        "$W/stderrfile.data" 2000000 ) >"$W/stderrfile.out" 2>/dev/null
+    rc=$?
+    want=$(printf 'user data\nmore user data\n')
+    if [ $rc != 0 ]; then
+        fail robust/stderr-reused "program exit $rc"
+    elif [ "$(cat "$W/stderrfile.data")" != "$want" ]; then
+        fail robust/stderr-reused "the program's file holds: $(head -c 300 "$W/stderrfile.data" | tr '\n' '|')"
+    elif ! "$HS" report --json "$W/stderrfile.hst" 2>/dev/null | grep -q '"end": "disabled"'; then
+        fail robust/stderr-reused "the trace does not end as disabled"
+    else
+        ok robust/stderr-reused
+    fi
+else
+    fail robust/stderr-reused "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace

@@ -42,4 +42,24 @@ static void tp_out(const char *fmt, ...)
 
 /* keep pointers reachable-but-unused so the compiler cannot elide calls */
 static void *volatile tp_sink __attribute__((unused));
+
+/* n frees and mallocs of 1-700 bytes at random among 64 slots, then the
+ * slots freed: a churn that writes a lot of trace (lcg, fixed seed) */
+#include <stdlib.h>
+static void tp_churn(long n) __attribute__((unused));
+static void tp_churn(long n)
+{
+    void *keep[64] = { 0 };
+    unsigned s = 1;
+
+    for (long i = 0; i < n; i++) {
+        s = s * 1103515245u + 12345u;
+        int k = (int)((s >> 8) & 63);
+        free(keep[k]);
+        keep[k] = malloc((s >> 4) % 700 + 1);
+        memset(keep[k], 1, 1);
+    }
+    for (int k = 0; k < 64; k++)
+        free(keep[k]);
+}
 #endif
