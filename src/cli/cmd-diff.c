@@ -39,6 +39,24 @@ static int take(void *arg, const char *opt, const char *v)
 	return 0;
 }
 
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p ? p : "";
+}
+
+/* Sites are matched by name: across two programs that gives a long list that means nothing. */
+static void warn_other_program(const char *const *paths, const struct hs_trace_info *b, const struct hs_trace_info *n)
+{
+	if (!b || !n || !strcmp(base_name(b->exe), base_name(n->exe)))
+		return;
+	fprintf(stderr,
+		"heapscope: warning: '%s' traced '%s' and '%s' traced '%s': diff compares two runs of one program, "
+		"check that these are the traces you meant\n",
+		paths[0], b->exe ? b->exe : "?", paths[1], n->exe ? n->exe : "?");
+}
+
 int hs_cmd_diff(int argc, char **argv)
 {
 	static const char *const flags[] = { "--json", NULL }, *const valued[] = { "--by", "--sort", "-n", "--frames", NULL };
@@ -59,6 +77,7 @@ int hs_cmd_diff(int argc, char **argv)
 		goto out;
 	if ((rc = hs_cli_trace_open(&bt, paths[0], &bf, o.by)) != 0 || (rc = hs_cli_trace_open(&nt, paths[1], &nf, o.by)) != 0)
 		goto out;
+	warn_other_program(paths, hs_reader_info(bt.r), hs_reader_info(nt.r));
 	if (hs_top_build(&btop, &bt.tab, &bf, &bt.st, HS_SORT_BYTES, HS_STACKS_NO_KEY) < 0 ||
 	    hs_top_build(&ntop, &nt.tab, &nf, &nt.st, HS_SORT_BYTES, HS_STACKS_NO_KEY) < 0 ||
 	    hs_diff_build(&d, &btop, &bt.st, &ntop, &nt.st, (enum hs_diff_sort)o.sort) < 0) {

@@ -304,6 +304,10 @@ r = json.load(sys.stdin)["rows"][0]
 print(r["frames"][0]["function"], r["delta"]["leaked_count"], r["delta"]["leaked_bytes"], r["status"])' >"$W/diff.txt" 2>&1
 expect diff-larger-leak "linear_leak 500 50000 both" "$(cat "$W/diff.txt")"
 expect diff-same-trace "no site changed" "$("$HS" diff "$L" "$L" 2>&1 | grep -o 'no site changed')"
+# sites match by name: two different programs make a long list that means nothing, so diff says so on stderr
+expect diff-same-program-quiet "" "$("$HS" diff "$L" "$W/leaky2.hst" 2>&1 >/dev/null)"
+expect diff-other-program-warned "diff compares two runs of one program" \
+    "$("$HS" diff "$L" "$W/phases.hst" 2>&1 >/dev/null | grep -o 'diff compares two runs of one program')"
 expect diff-by-function "linear_leak" "$("$HS" diff "$L" "$W/leaky2.hst" --by function --sort leaked --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0]["name"])')"
 (cd "$W" && "$HS" diff leaky.hst leaky2.hst) >"$W/diff-text.txt" 2>&1
 if [ "$(awk 'length > 80' "$W/diff-text.txt" | wc -l)" = 0 ] && grep -q '+48.8 KiB' "$W/diff-text.txt"; then
