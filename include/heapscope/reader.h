@@ -163,6 +163,12 @@ int hs_reader_next_block(struct hs_reader *r, const struct hs_event **ev);
  */
 int hs_reader_end_hint(const char *path, uint64_t *end_ns);
 
+/*
+ * The same read of the last chunk, which also holds (4.2) the number of
+ * children the process forked without tracing them (0 when none or older).
+ */
+int hs_reader_end_info(const char *path, uint64_t *end_ns, uint64_t *untraced_children);
+
 /* Message for the last error, or the last warning (e.g. truncation) when there was no error; "" if none. */
 const char *hs_reader_error(struct hs_reader *r);
 const char *hs_reader_warning(struct hs_reader *r);

@@ -136,6 +136,7 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	char pattern[PATH_MAX], root[PATH_MAX], pids[16];
 	glob_t g = { 0 };
 	struct stat st;
+	uint64_t end_ns, children;
 	int have;
 
 	snprintf(pids, sizeof(pids), "%d", (int)pid);
@@ -155,6 +156,12 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	else if (!exec_failed)
 		fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "
 			"setuid (the tracer cannot be preloaded into it)\n", root);
+	/* a daemon's parent exits at once: say where the work went */
+	if (have && S_ISREG(st.st_mode) && st.st_mtime >= started &&
+	    hs_reader_end_info(root, &end_ns, &children) == 0 && children)
+		fprintf(stderr, "heapscope: the program forked %llu %s that %s not traced; --follow-fork traces each in "
+				"its own file\n", (unsigned long long)children, children == 1 ? "child" : "children",
+			children == 1 ? "was" : "were");
 	if (followed)
 		report_followed(tmpl, root, started);
 }

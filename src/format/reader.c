@@ -936,6 +936,13 @@ int hs_reader_next_block(struct hs_reader *r, const struct hs_event **ev)
 
 int hs_reader_end_hint(const char *path, uint64_t *end_ns)
 {
+	uint64_t children;
+
+	return hs_reader_end_info(path, end_ns, &children);
+}
+
+int hs_reader_end_info(const char *path, uint64_t *end_ns, uint64_t *untraced_children)
+{
 	struct hs_reader *r = NULL;
 	struct hs_event ev[256];
 	uint64_t pos, last = 0, end = 0;
@@ -943,6 +950,7 @@ int hs_reader_end_hint(const char *path, uint64_t *end_ns)
 	int rc, n;
 
 	*end_ns = 0;
+	*untraced_children = 0;
 	if ((rc = hs_reader_open(&r, path)) < 0)
 		goto out;
 	/* hop over the chunk headers to the last complete chunk */
@@ -961,9 +969,12 @@ int hs_reader_end_hint(const char *path, uint64_t *end_ns)
 	r->skim = 1;
 	r->stack_lim = (uint64_t)UINT32_MAX + 1;
 	while ((n = next_batch(r, ev, 256)) > 0)
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			if (ev[i].time_ns > end)
 				end = ev[i].time_ns;
+			if (ev[i].kind == HS_EVENT_CHILDREN)
+				*untraced_children = ev[i].len;
+		}
 	rc = n < 0 ? n : 0;
 	*end_ns = end;
 out:

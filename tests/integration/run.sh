@@ -394,9 +394,11 @@ if [ $HAVE_HS = 1 ]; then
     # exits at once left a trace of a few allocations that did not say why;
     # a followed child is not counted
     u=$($U get "$W/forknf.json" untraced_children 2>/dev/null)/$($U get "$W/fork-p.json" untraced_children 2>/dev/null)
-    if [ "$u" = 1/0 ] && "$HS" report "$W/forknf.d/f.hst" 2>/dev/null | grep -q '^children     1 forked, not traced: record with --follow-fork$'
+    if [ "$u" = 1/0 ] && "$HS" report "$W/forknf.d/f.hst" 2>/dev/null | grep -q '^children     1 forked, not traced: record with --follow-fork$' &&
+        grep -q 'the program forked 1 child that was not traced; --follow-fork' "$W/forknf.err" &&
+        ! grep -q 'not traced' "$W/fork.err"
     then ok fork/untraced-children
-    else fail fork/untraced-children "untraced_children without/with --follow-fork: $u (want 1/0), or no 'children' line in the report"; fi
+    else fail fork/untraced-children "untraced_children without/with --follow-fork: $u (want 1/0), or no 'children' line in the report, or record did not say so (only) without --follow-fork"; fi
     # the environment-variable interface, %p expansion, HEAPSCOPE_FOLLOW_FORK
     mkdir -p "$W/forkenv.d"
     (cd "$W/forkenv.d" && LD_PRELOAD=$LIB HEAPSCOPE_OUTPUT=$W/forkenv.d/e.%p.hst HEAPSCOPE_FOLLOW_FORK=1 \
