@@ -85,6 +85,7 @@ cc_prog paths paths.c -O2 -fomit-frame-pointer
 cc_prog fillfile fillfile.c
 cc_prog coroutines coroutines.c
 cc_prog stderrfile stderrfile.c
+cc_prog idle idle.c
 # Rust with v0 mangling (what current toolchains use for their standard
 # library), optimised: std's allocation paths are inlined into our functions
 RUSTC=$(command -v rustc || true)
@@ -1128,6 +1129,24 @@ if [ $HAVE_HS = 1 ]; then
     fi
 else
     fail robust/stderr-reused "$HS_MISSING"
+fi
+
+# An idle program: RSS is read every 10 ms but written only when it
+# changed, or once a second. Written every tick, 10 s of sleep made 990
+# RSS records and 101 chunks (12.7 KB, 110 MB a day); the readers hold
+# each value until the next, so the timeline keeps RSS all along
+if [ $HAVE_HS = 1 ]; then
+    hs_record idle -o "$W/idle.hst" -- "$P/idle" 2
+    n=$("$HS" dump "$W/idle.hst" 2>/dev/null | awk '$3 == "rss"' | wc -l)
+    d=$("$HS" report --json "$W/idle.hst" 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(int(r["duration_ns"] >= 2e9 and r["peak_rss"]["bytes"] > 0))' 2>/dev/null)
+    holes=$("$HS" timeline --csv "$W/idle.hst" 2>/dev/null | awk -F, 'NR > 2 && $3 == ""' | wc -l)
+    if [ "$(cat "$W/idle.rc")" = 0 ] && [ "$n" -ge 2 ] && [ "$n" -le 6 ] && [ "$d" = 1 ] && [ "$holes" = 0 ]; then
+        ok rss/idle-not-repeated
+    else
+        fail rss/idle-not-repeated "exit $(cat "$W/idle.rc"), $n RSS records in 2 s of sleep (want 2-6), duration and peak RSS ok: $d, timeline rows without RSS: $holes"
+    fi
+else
+    fail rss/idle-not-repeated "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
