@@ -583,24 +583,6 @@ else
     fail modules/replaced-at-same-address "$HS_MISSING"
 fi
 
-# the same library loaded, used and closed 3,000 times in a row: the
-# loader maps it at the same address each time, and the trace has a module
-# record each time the tracer finds it back. libdw given the same image
-# twice named none of its functions ("libdlalloc.so+0x..." for every
-# frame there); one image per address now
-if [ $HAVE_HS = 1 ]; then
-    hs_record dlagain -o "$W/dlagain.hst" -- "$P/dlopener" "$P/libdlalloc.so" 3000
-    n=$("$HS" dump "$W/dlagain.hst" 2>/dev/null | grep ' module .*libdlalloc\.so$' | awk '{print $4}' | sort | uniq -c | sort -rn | awk 'NR == 1 {print $1}')
-    line=$(grep -n 'HS-DL-LEAK-SITE' "$T/progs/libdlalloc.c" | cut -d: -f1)
-    if [ "${n:-0}" -lt 2 ]; then
-        fail symbols/library-loaded-again "at most ${n:-0} module records of libdlalloc.so at one address, 2 or more expected"
-    elif report_ok symbols/library-loaded-again "$W/dlagain.hst" "$W/dlagain"; then
-        $U sym_site symbols/library-loaded-again "$W/dlagain.json" dl_alloc_leak libdlalloc.c "$line"
-    fi
-else
-    fail symbols/library-loaded-again "$HS_MISSING"
-fi
-
 # dlopen'ed by a relative name: the loader knows it by that name only, the
 # trace must name the file so that a report run elsewhere still finds it
 if [ $HAVE_HS = 1 ]; then
