@@ -70,6 +70,7 @@ struct hs_ahead {
 	_Atomic unsigned long filled, consumed;
 	atomic_int stop;
 	int sleeping;                   /* under lock: the consumer waits on ready */
+	int waiting;                    /* under lock: the thread waits on room, until half the blocks are free */
 	struct hs_block *cur;           /* the consumer's block, until its next call */
 	int pos;
 	int done, end_rc;               /* the last block was taken; what comes after it */
@@ -170,9 +171,20 @@ static void *run(void *arg)
 		struct hs_block *b;
 		unsigned long f = atomic_load(&a->filled);
 
+		/*
+		 * A full ring waits until half of it is free: woken for each
+		 * block, the thread and a slower consumer (python3's trace, whose
+		 * frees miss in the live table) handed every block over with a
+		 * wake-up and the thread's cache lines, and report took 1.4 s on
+		 * two cores against 0.83 s on one.
+		 */
 		pthread_mutex_lock(&a->lock);
-		while (f - atomic_load(&a->consumed) == BLOCKS && !atomic_load(&a->stop))
-			pthread_cond_wait(&a->room, &a->lock);
+		if (f - atomic_load(&a->consumed) == BLOCKS) {
+			a->waiting = 1;
+			while (f - atomic_load(&a->consumed) > BLOCKS / 2 && !atomic_load(&a->stop))
+				pthread_cond_wait(&a->room, &a->lock);
+			a->waiting = 0;
+		}
 		pthread_mutex_unlock(&a->lock);
 		if (atomic_load(&a->stop))
 			break;
@@ -334,9 +346,12 @@ static int advance(struct hs_reader *r)
 	}
 	if (a->cur) {
 		atomic_store(&a->consumed, ++c);
-		pthread_mutex_lock(&a->lock);
-		pthread_cond_signal(&a->room);
-		pthread_mutex_unlock(&a->lock);
+		if (atomic_load(&a->filled) - c <= BLOCKS / 2) {
+			pthread_mutex_lock(&a->lock);
+			if (a->waiting)
+				pthread_cond_signal(&a->room);
+			pthread_mutex_unlock(&a->lock);
+		}
 		a->cur = NULL;
 	}
 	for (int i = 0; atomic_load(&a->filled) == c && i < SPINS; i++)
