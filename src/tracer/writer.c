@@ -94,6 +94,11 @@ static int write_all(const void *p, size_t n)
 		return -1;
 	}
 	start = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+	/* deleted while we write: no one can read what follows, and the program would pay for it all the same */
+	if (start >= 0 && st.st_nlink == 0) {
+		write_errno = EIDRM;
+		return -1;
+	}
 	if (start >= 0 && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    (uint64_t)start + n > (uint64_t)rl.rlim_cur) {
 		write_errno = EFBIG;
@@ -125,6 +130,8 @@ static const char *write_failure(void)
 		return "the disk that holds the trace is full; tracing stopped (the trace reads up to here)";
 	case EFBIG:
 		return "the trace reached the file size limit (ulimit -f); tracing stopped (the trace reads up to here)";
+	case EIDRM:
+		return "the trace file was deleted; tracing stopped";
 	default:
 		return "cannot write the trace file; tracing stopped (the trace reads up to here)";
 	}

@@ -86,6 +86,7 @@ cc_prog fillfile fillfile.c
 cc_prog coroutines coroutines.c
 cc_prog stderrfile stderrfile.c
 cc_prog idle idle.c
+cc_prog deltrace deltrace.c
 # Rust with v0 mangling (what current toolchains use for their standard
 # library), optimised: std's allocation paths are inlined into our functions
 RUSTC=$(command -v rustc || true)
@@ -1129,6 +1130,24 @@ if [ $HAVE_HS = 1 ]; then
     fi
 else
     fail rss/idle-not-repeated "$HS_MISSING"
+fi
+
+# The trace file deleted mid-run: no one can read what follows, and the
+# tracer went on writing it (and costing the program) to the end: it now
+# stops with one line, and the program runs on
+if [ $HAVE_HS = 1 ]; then
+    rm -f "$W/deltrace.hst"
+    timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/deltrace.hst" "$P/deltrace" "$W/deltrace.hst" 500000 \
+        >"$W/deltrace.out" 2>"$W/deltrace.err"
+    rc=$?
+    if [ $rc = 0 ] && grep -q 'figures: iterations 1000000' "$W/deltrace.out" && [ "$(wc -l <"$W/deltrace.err")" = 1 ] &&
+        grep -q 'the trace file was deleted; tracing stopped' "$W/deltrace.err"; then
+        ok robust/trace-deleted
+    else
+        fail robust/trace-deleted "exit $rc, stderr: $(head -c 200 "$W/deltrace.err")"
+    fi
+else
+    fail robust/trace-deleted "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
