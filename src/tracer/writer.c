@@ -88,6 +88,8 @@ static int write_all(const void *p, size_t n)
 	struct rlimit rl;
 	struct stat st;
 	off_t start;
+	int rc = 0;
+	uint64_t pipe_sig = 1ull << (SIGPIPE - 1), old_mask = 0, pending = 0;
 
 	if (ensure_fd() < 0) {
 		write_errno = errno;
@@ -104,6 +106,16 @@ static int write_all(const void *p, size_t n)
 		write_errno = EFBIG;
 		return -1;
 	}
+	/*
+	 * Into a pipe or a socket whose reader went away, a write raises
+	 * SIGPIPE at the writing thread: at exit that was the program's, and
+	 * it died of it (exit 141). Blocked for the write, and taken back if
+	 * the write raised it (raw calls: sigtimedwait is a cancellation point).
+	 */
+	if (start < 0) {
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_sig, &old_mask, sizeof(pipe_sig));
+		syscall(SYS_rt_sigpending, &pending, sizeof(pending));
+	}
 	while (n) {
 		ssize_t w = syscall(SYS_write, fd, b, n);
 		if (w < 0 && errno == EINTR)
@@ -113,12 +125,19 @@ static int write_all(const void *p, size_t n)
 			/* the offset too: a later write at the old one would leave a hole of zeros */
 			if (start >= 0 && syscall(SYS_ftruncate, fd, start) == 0)
 				syscall(SYS_lseek, fd, start, SEEK_SET);
-			return -1;
+			rc = -1;
+			break;
 		}
 		b += w;
 		n -= (size_t)w;
 	}
-	return 0;
+	if (start < 0) {
+		struct timespec none = { 0, 0 };
+		if (rc < 0 && write_errno == EPIPE && !(pending & pipe_sig))
+			syscall(SYS_rt_sigtimedwait, &pipe_sig, NULL, &none, sizeof(pipe_sig));
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old_mask, NULL, sizeof(pipe_sig));
+	}
+	return rc;
 }
 
 /* Why the trace could not be written, as hs_disable says it (and the trace's DISABLED record). */
@@ -132,6 +151,8 @@ static const char *write_failure(void)
 		return "the trace reached the file size limit (ulimit -f); tracing stopped (the trace reads up to here)";
 	case EIDRM:
 		return "the trace file was deleted; tracing stopped";
+	case EPIPE:
+		return "the reader of the trace's pipe went away; tracing stopped";
 	default:
 		return "cannot write the trace file; tracing stopped (the trace reads up to here)";
 	}

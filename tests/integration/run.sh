@@ -1527,7 +1527,20 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-basic.hst" ]; then
     if [ "$got" != "$base" ]; then fail robust/record-into-a-pipe "allocations '$got' (basic: '$base'); record said: $(tail -n 1 "$R/piped.err")"
     elif ! tail -n 1 "$R/piped.err" | grep -q "not a regular file"; then fail robust/record-into-a-pipe "last line: $(tail -n 1 "$R/piped.err")"
     else ok robust/record-into-a-pipe; fi
+    # a pipe whose reader goes away after 100 bytes: the tracer's write at
+    # exit raised SIGPIPE at the program's thread, which died of it (exit
+    # 141); now tracing stops with one line and the program ends as it would
+    rm -f "$R/shortpipe" && mkfifo "$R/shortpipe"
+    (timeout 30 head -c 100 "$R/shortpipe" >/dev/null &)
+    timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$R/shortpipe" "$P/fillfile" 20000 >"$R/shortpipe.out" 2>"$R/shortpipe.err"
+    rc=$?
+    if [ $rc = 0 ] && grep -q 'figures: iterations 20000' "$R/shortpipe.out" && [ "$(wc -l <"$R/shortpipe.err")" = 1 ] &&
+        grep -q "reader of the trace's pipe went away" "$R/shortpipe.err"; then
+        ok robust/pipe-reader-gone
+    else
+        fail robust/pipe-reader-gone "exit $rc, stderr: $(head -c 200 "$R/shortpipe.err")"
+    fi
 else
-    for c in trace-through-a-pipe fifo-without-writer fifo-at-module-path record-into-a-pipe; do fail "robust/$c" "${HS_MISSING:-no basic trace}"; done
+    for c in trace-through-a-pipe fifo-without-writer fifo-at-module-path record-into-a-pipe pipe-reader-gone; do fail "robust/$c" "${HS_MISSING:-no basic trace}"; done
 fi
 exit 0
