@@ -12,7 +12,6 @@
 #include "tracer.h"
 
 void hs_init(void);
-void hs_flush_before_exit(int reason);
 const char *hs_self_path(void);
 
 #define likely(x) __builtin_expect(!!(x), 1)

@@ -319,6 +319,8 @@ void hs_writer_stop(void);
 uint64_t hs_writer_flush(int force);
 void hs_writer_finish(int reason);
 void hs_writer_finish_disabled(void);
+/* state.c: flushes everything and writes END(reason) before the process image goes away (exec, _exit, quick_exit) */
+void hs_flush_before_exit(int reason);
 void hs_writer_after_fork_child(void);
 void hs_writer_wake(void);
 void hs_writer_wait_room(uint32_t seen);
