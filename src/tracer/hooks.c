@@ -1226,14 +1226,35 @@ HS_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 	return p;
 }
 
+/*
+ * An allocator loaded before us (jemalloc first in LD_PRELOAD) calls sbrk
+ * holding its own lock, before anything has started us: starting there
+ * allocated (pthread_getattr_np opens /proc/self/maps) and waited on that
+ * lock for good. Until then brk and sbrk are libc's, with no start.
+ */
+extern void *__curbrk;
+extern void *__sbrk(intptr_t inc);
+
+static int plain_brk(void *addr)
+{
+	void *cur = (void *)syscall(SYS_brk, addr);
+
+	__curbrk = cur;
+	if ((uintptr_t)cur < (uintptr_t)addr) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
 HS_EXPORT int brk(void *addr)
 {
 	struct hs_thread *t;
 	void *before;
 	int rc;
 
-	if (!ensure_ready() || !real.brk || !real.sbrk)
-		return -1;
+	if (unlikely(!real.brk || !real.sbrk))
+		return plain_brk(addr);
 	before = real.sbrk(0);
 	rc = real.brk(addr);
 	if (rc == 0 && (t = mapping_thread()) != NULL) {
@@ -1248,8 +1269,8 @@ HS_EXPORT void *sbrk(intptr_t inc)
 	struct hs_thread *t;
 	void *p;
 
-	if (!ensure_ready() || !real.sbrk)
-		return (void *)-1;
+	if (unlikely(!real.sbrk))
+		return __sbrk(inc);
 	p = real.sbrk(inc);
 	if (p != (void *)-1 && inc && (t = mapping_thread()) != NULL) {
 		count(t, HS_FN_SBRK, inc > 0 ? (uint64_t)inc : 0);

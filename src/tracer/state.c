@@ -560,6 +560,23 @@ static void restart(void)
 	atomic_store(&hs_g.untraced_children, 0);
 }
 
+/*
+ * Another library's malloc found before ours (jemalloc ahead of us in
+ * LD_PRELOAD): the program's calls never reach our hooks, and its trace
+ * would hold no allocation without a word why.
+ */
+static void check_malloc_is_ours(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info di;
+
+	if (!m || ((uintptr_t)m >= hs_g.self_lo && (uintptr_t)m < hs_g.self_hi))
+		return;
+	if (dladdr(m, &di) && di.dli_fname)
+		hs_log("malloc here is that of", di.dli_fname,
+		       ", loaded before libheapscope.so: its calls are not traced; put libheapscope.so first in LD_PRELOAD");
+}
+
 static int start(const char *path)
 {
 	struct hs_thread *t;
@@ -589,6 +606,8 @@ static int start(const char *path)
 	t = hs_thread_get();
 	hs_internal_enter(t, &old);
 	hs_modules_scan();
+	if (first)
+		check_malloc_is_ours();
 	hs_internal_leave(t, &old);
 	/* before tracing: dlsym may allocate */
 	hs_signals_install();

@@ -1155,6 +1155,24 @@ else
     fail robust/trace-deleted "$HS_MISSING"
 fi
 
+# jemalloc ahead of us in LD_PRELOAD: its first malloc called sbrk holding
+# its own lock, our sbrk started tracing there, and starting allocated:
+# the program hung for good. Now it runs, and one line says that its
+# malloc is not traced and what to do
+je=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+if [ $HAVE_HS = 1 ] && [ -f "$je" ]; then
+    timeout 30 env LD_PRELOAD="$je:$LIB" HEAPSCOPE_OUTPUT="$W/jefirst.hst" "$P/fillfile" 1000 >"$W/jefirst.out" 2>"$W/jefirst.err"
+    rc=$?
+    if [ $rc = 0 ] && grep -q 'figures: iterations 1000' "$W/jefirst.out" && [ "$(wc -l <"$W/jefirst.err")" = 1 ] &&
+        grep -q 'put libheapscope.so first in LD_PRELOAD' "$W/jefirst.err"; then
+        ok robust/allocator-preloaded-first
+    else
+        fail robust/allocator-preloaded-first "exit $rc$( [ $rc = 124 ] && echo ' (hung)'), stderr: $(head -c 200 "$W/jefirst.err")"
+    fi
+else
+    fail robust/allocator-preloaded-first "${HS_MISSING:-$je is missing (Debian package libjemalloc2)}"
+fi
+
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
 # of its own), and at the start on /dev/full. Before, the chunk cut short
 # by the full disk stayed in the file and the last records came after a
