@@ -62,23 +62,22 @@ static int move_high(int f)
 	return h;
 }
 
-static int ensure_fd(void)
+/* The trace's descriptor, reopened by path if the program took its number; *st is the file's. */
+static int ensure_fd(struct stat *st)
 {
-	struct stat st;
-
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino)
+	if (fd >= 0 && fstat(fd, st) == 0 && st->st_dev == file_dev && st->st_ino == file_ino)
 		return 0;
 	fd = (int)syscall(SYS_openat, AT_FDCWD, file_path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	fd = move_high(fd);
-	return 0;
+	return fstat(fd, st);
 }
 
 /*
  * Appends n bytes whole, or leaves the file as it was. A write that starts
- * at the file size limit (ulimit -f, systemd's LimitFSIZE) raises SIGXFSZ,
- * which is sent to the process and kills it: we never make one, and stop
+ * at the file size limit (ulimit -f, systemd's LimitFSIZE) raises SIGXFSZ
+ * at the writing thread, which kills the program: we never make one, and stop
  * tracing instead. A chunk cut short by a full disk is cut off again, so
  * the trace still ends at a whole chunk and its last records can follow.
  */
@@ -91,11 +90,11 @@ static int write_all(const void *p, size_t n)
 	int rc = 0;
 	uint64_t pipe_sig = 1ull << (SIGPIPE - 1), old_mask = 0, pending = 0;
 
-	if (ensure_fd() < 0) {
+	if (ensure_fd(&st) < 0) {
 		write_errno = errno;
 		return -1;
 	}
-	start = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+	start = S_ISREG(st.st_mode) ? st.st_size : -1;
 	/* deleted while we write: no one can read what follows, and the program would pay for it all the same */
 	if (start >= 0 && st.st_nlink == 0) {
 		write_errno = EIDRM;

@@ -53,6 +53,20 @@ mkdir -p "$P"
 rm -rf "$W"
 mkdir -p "$W"
 
+# says_one_line NAME BASE FIGURES LINE -- CMD...: CMD (a minute at most)
+# must end with exit 0, print FIGURES, and say exactly one line on stderr,
+# holding LINE; BASE.out and BASE.err keep what it said
+says_one_line() {
+    local name=$1 base=$2 figures=$3 line=$4 rc; shift 5
+    timeout 60 "$@" >"$base.out" 2>"$base.err" </dev/null
+    rc=$?
+    if [ $rc = 0 ] && grep -q "$figures" "$base.out" && [ "$(wc -l <"$base.err")" = 1 ] && grep -qF "$line" "$base.err"; then
+        ok "$name"
+    else
+        fail "$name" "exit $rc$( [ $rc = 124 ] && echo ' (hung)'), stderr: $(head -c 200 "$base.err")"
+    fi
+}
+
 # ---------------------------------------------------------------- build progs
 CFLAGS="-std=gnu11 -g -O0 -fno-omit-frame-pointer -Wall -pthread"
 BUILD_ERR=""
@@ -1142,15 +1156,8 @@ fi
 # stops with one line, and the program runs on
 if [ $HAVE_HS = 1 ]; then
     rm -f "$W/deltrace.hst"
-    timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/deltrace.hst" "$P/deltrace" "$W/deltrace.hst" 500000 \
-        >"$W/deltrace.out" 2>"$W/deltrace.err"
-    rc=$?
-    if [ $rc = 0 ] && grep -q 'figures: iterations 1000000' "$W/deltrace.out" && [ "$(wc -l <"$W/deltrace.err")" = 1 ] &&
-        grep -q 'the trace file was deleted; tracing stopped' "$W/deltrace.err"; then
-        ok robust/trace-deleted
-    else
-        fail robust/trace-deleted "exit $rc, stderr: $(head -c 200 "$W/deltrace.err")"
-    fi
+    says_one_line robust/trace-deleted "$W/deltrace" 'figures: iterations 1000000' 'the trace file was deleted; tracing stopped' \
+        -- env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/deltrace.hst" "$P/deltrace" "$W/deltrace.hst" 500000
 else
     fail robust/trace-deleted "$HS_MISSING"
 fi
@@ -1161,14 +1168,8 @@ fi
 # malloc is not traced and what to do
 je=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 if [ $HAVE_HS = 1 ] && [ -f "$je" ]; then
-    timeout 30 env LD_PRELOAD="$je:$LIB" HEAPSCOPE_OUTPUT="$W/jefirst.hst" "$P/fillfile" 1000 >"$W/jefirst.out" 2>"$W/jefirst.err"
-    rc=$?
-    if [ $rc = 0 ] && grep -q 'figures: iterations 1000' "$W/jefirst.out" && [ "$(wc -l <"$W/jefirst.err")" = 1 ] &&
-        grep -q 'put libheapscope.so first in LD_PRELOAD' "$W/jefirst.err"; then
-        ok robust/allocator-preloaded-first
-    else
-        fail robust/allocator-preloaded-first "exit $rc$( [ $rc = 124 ] && echo ' (hung)'), stderr: $(head -c 200 "$W/jefirst.err")"
-    fi
+    says_one_line robust/allocator-preloaded-first "$W/jefirst" 'figures: iterations 1000' 'put libheapscope.so first in LD_PRELOAD' \
+        -- env LD_PRELOAD="$je:$LIB" HEAPSCOPE_OUTPUT="$W/jefirst.hst" "$P/fillfile" 1000
 else
     fail robust/allocator-preloaded-first "${HS_MISSING:-$je is missing (Debian package libjemalloc2)}"
 fi
@@ -1555,14 +1556,8 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-basic.hst" ]; then
     # 141); now tracing stops with one line and the program ends as it would
     rm -f "$R/shortpipe" && mkfifo "$R/shortpipe"
     (timeout 30 head -c 100 "$R/shortpipe" >/dev/null &)
-    timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$R/shortpipe" "$P/fillfile" 20000 >"$R/shortpipe.out" 2>"$R/shortpipe.err"
-    rc=$?
-    if [ $rc = 0 ] && grep -q 'figures: iterations 20000' "$R/shortpipe.out" && [ "$(wc -l <"$R/shortpipe.err")" = 1 ] &&
-        grep -q "reader of the trace's pipe went away" "$R/shortpipe.err"; then
-        ok robust/pipe-reader-gone
-    else
-        fail robust/pipe-reader-gone "exit $rc, stderr: $(head -c 200 "$R/shortpipe.err")"
-    fi
+    says_one_line robust/pipe-reader-gone "$R/shortpipe" 'figures: iterations 20000' "reader of the trace's pipe went away" \
+        -- env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$R/shortpipe" "$P/fillfile" 20000
 else
     for c in trace-through-a-pipe fifo-without-writer fifo-at-module-path record-into-a-pipe pipe-reader-gone; do fail "robust/$c" "${HS_MISSING:-no basic trace}"; done
 fi
