@@ -565,9 +565,41 @@ static void restart(void)
  * LD_PRELOAD): the program's calls never reach our hooks, and its trace
  * would hold no allocation without a word why.
  */
+static void *malloc_called(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc"), *main_h, *h, *p;
+	const ElfW(Sym) *sym = NULL;
+	struct link_map *lm, *at;
+	Dl_info di;
+
+	if (!m || !dladdr1(m, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_shndx != SHN_UNDEF)
+		return m;
+	/*
+	 * A non-PIE program that takes malloc's address (python3 does) makes
+	 * the PLT slot in its own image malloc's address: the definition its
+	 * calls reach is the first one in load order.
+	 */
+	main_h = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+	if (!main_h)
+		return NULL;
+	if (dlinfo(main_h, RTLD_DI_LINKMAP, &lm) != 0)
+		lm = NULL;
+	dlclose(main_h);
+	for (m = NULL; lm && !m; lm = lm->l_next) {
+		if (!lm->l_name[0] || !(h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)))
+			continue;
+		/* searches the object's dependencies too: keep it only if defined in the object itself */
+		p = dlsym(h, "malloc");
+		if (p && dladdr1(p, &di, (void **)&at, RTLD_DL_LINKMAP) && at == lm)
+			m = p;
+		dlclose(h);
+	}
+	return m;
+}
+
 static void check_malloc_is_ours(void)
 {
-	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	void *m = malloc_called();
 	Dl_info di;
 
 	if (!m || ((uintptr_t)m >= hs_g.self_lo && (uintptr_t)m < hs_g.self_hi))

@@ -97,6 +97,7 @@ cc_prog cxx cxx.cpp
 # optimised, without frame pointers: one call site reached by many paths (unwind.sh)
 cc_prog paths paths.c -O2 -fomit-frame-pointer
 cc_prog fillfile fillfile.c
+cc_prog mallocaddr mallocaddr.c -no-pie -fno-pic
 cc_prog coroutines coroutines.c
 cc_prog stderrfile stderrfile.c
 cc_prog idle idle.c
@@ -1172,6 +1173,25 @@ if [ $HAVE_HS = 1 ] && [ -f "$je" ]; then
         -- env LD_PRELOAD="$je:$LIB" HEAPSCOPE_OUTPUT="$W/jefirst.hst" "$P/fillfile" 1000
 else
     fail robust/allocator-preloaded-first "${HS_MISSING:-$je is missing (Debian package libjemalloc2)}"
+fi
+
+# A non-PIE program that takes malloc's address (python3 does) makes the
+# PLT slot in its own image malloc's address: every python3 run was told
+# that the program's malloc came first and was not traced. Its calls are
+# traced, with no word on stderr; jemalloc ahead of us is still named
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/maddr.hst" "$P/mallocaddr" 1000 >"$W/maddr.out" 2>"$W/maddr.err" || why="$why; exit $?"
+    [ -s "$W/maddr.err" ] && why="$why; stderr: $(head -c 200 "$W/maddr.err")"
+    got=$("$HS" report --json "$W/maddr.hst" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["calls"]["malloc"])' 2>/dev/null)
+    [ "$got" = 1000 ] || why="$why; malloc calls '$got', expected 1000"
+    if [ -f "$je" ]; then
+        timeout 60 env LD_PRELOAD="$je:$LIB" HEAPSCOPE_OUTPUT="$W/maddrje.hst" "$P/mallocaddr" 10 >/dev/null 2>"$W/maddrje.err"
+        grep -qF "libjemalloc.so.2', loaded before libheapscope.so" "$W/maddrje.err" || why="$why; jemalloc first: $(head -c 200 "$W/maddrje.err")"
+    fi
+    if [ -z "$why" ]; then ok robust/malloc-address-taken; else fail robust/malloc-address-taken "${why#; }"; fi
+else
+    fail robust/malloc-address-taken "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
