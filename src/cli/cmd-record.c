@@ -159,9 +159,9 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	/* a daemon's parent exits at once: say where the work went */
 	if (have && S_ISREG(st.st_mode) && st.st_mtime >= started &&
 	    hs_reader_end_info(root, &end_ns, &children) == 0 && children)
-		fprintf(stderr, "heapscope: the program forked %llu %s that %s not traced; --follow-fork traces each in "
-				"its own file\n", (unsigned long long)children, children == 1 ? "child" : "children",
-			children == 1 ? "was" : "were");
+		fprintf(stderr, "heapscope: the program started %llu child %s that %s not traced; --follow-fork traces "
+				"forked children and --follow-exec the programs they run, each in its own file\n",
+			(unsigned long long)children, children == 1 ? "process" : "processes", children == 1 ? "was" : "were");
 	if (followed)
 		report_followed(tmpl, root, started);
 }

@@ -99,7 +99,7 @@ enum hs_record_type {
 	HS_REC_TOTALS = 0x61,        /* ts, n, {calls, bytes}* indexed by enum hs_fn: exact, even when sampled */
 	HS_REC_SIGNAL = 0x62,        /* 2.1: len, ts, signo: a signal is ending the process, the trace was flushed */
 	HS_REC_DISABLED = 0x63,      /* 4.1: len, ts, why-len, why: the tracer stopped itself; an END (stop) follows */
-	HS_REC_CHILDREN = 0x64,      /* 4.2: len, ts, n: children this process forked that are not traced */
+	HS_REC_CHILDREN = 0x64,      /* 4.2: len, ts, n: child processes this process started that are not traced */
 	HS_REC_END = 0x7f,           /* ts, reason: the process image ended cleanly (enum hs_end_reason) */
 	/* 3.0: fields folded into the type */
 	HS_REC_FREE_RECENT_AT = 0x80, /* + 16 k + i: FREE_RECENT of place i < 16, by free (k 0), realloc (1), reallocarray (2): time */

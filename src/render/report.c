@@ -97,7 +97,7 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	fprintf(f, "pid          %u (parent %u)\n", in->pid, in->ppid);
 	fprintf(f, "duration     %s, %s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns), end_text(rep));
 	if (rep->untraced_children)
-		fprintf(f, "children     %s forked, not traced: record with --follow-fork\n",
+		fprintf(f, "children     %s started, not traced: record with --follow-fork (forked children), --follow-exec (programs they run)\n",
 			hs_fmt_count(a, sizeof(a), (double)rep->untraced_children));
 	if (rep->sampled)
 		fprintf(f, "mode         sampled, one sample every %s on average: figures below are estimates\n",

@@ -2,7 +2,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,6 +52,12 @@ static struct {
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
 	void (*_exit)(int) __attribute__((noreturn));
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			   char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			    char *const[], char *const[]);
+	int (*system)(const char *);
+	FILE *(*popen)(const char *, const char *);
 } real;
 
 /*
@@ -111,6 +119,10 @@ __attribute__((noinline)) static void resolve(void)
 	RESOLVE(execvpe);
 	RESOLVE(fexecve);
 	RESOLVE(_exit);
+	RESOLVE(posix_spawn);
+	RESOLVE(posix_spawnp);
+	RESOLVE(system);
+	RESOLVE(popen);
 	if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
 		hs_log("cannot find the real malloc; aborting", NULL, NULL);
 		syscall(SYS_exit_group, 127);
@@ -1344,28 +1356,53 @@ struct child_env {
 	size_t len;
 };
 
-static int child_env_make(char *const envp[], struct child_env *ce)
+/* The size of the new environment and, in vars, how many pointers it may hold. */
+static size_t child_env_size(char *const envp[], size_t *vars, size_t *plen)
 {
-	size_t n = 0, plen = 64 + strlen(hs_self_path()), vars;
+	size_t n = 0;
 
+	*plen = 64 + strlen(hs_self_path());
 	for (; envp && envp[n]; n++)
 		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
-			plen += strlen(envp[n]);
-	vars = n + 16;
-	ce->len = vars * sizeof(char *) + plen;
+			*plen += strlen(envp[n]);
+	*vars = n + 16;
+	return *vars * sizeof(char *) + *plen;
+}
+
+static int child_env_make(char *const envp[], struct child_env *ce)
+{
+	size_t vars, plen;
+
+	ce->len = child_env_size(envp, &vars, &plen);
 	if (!(ce->map = hs_map(ce->len)))
 		return -1;
 	ce->env = child_env(envp, ce->map, vars, (char *)ce->map + vars * sizeof(char *), plen);
 	return 0;
 }
 
+/*
+ * A vfork child shares our memory: a mapping it makes outlives its exec,
+ * in the parent, which never unmaps it (a shell that runs a command per
+ * line lost a page per command). Its environment goes on the stack, which
+ * the parent takes back, when it is small enough for any stack.
+ */
+#define VFORK_ENV_MAX (16u << 10)
+
 #define WITH_CHILD_ENV(envp, call)                                                           \
 	do {                                                                                 \
 		struct child_env _ce = { 0 };                                                \
+		size_t _vars, _plen, _need;                                                  \
 		int _rc, _err;                                                               \
 		hs_flush_before_exit(HS_END_EXEC);                                           \
-		if (hs_g.cfg.follow_exec && atomic_load(&hs_g.state) == HS_ACTIVE && child_env_make(envp, &_ce) == 0) \
-			envp = _ce.env;                                                      \
+		if (hs_g.cfg.follow_exec && atomic_load(&hs_g.state) == HS_ACTIVE) {         \
+			_need = child_env_size(envp, &_vars, &_plen);                        \
+			if (getpid() != hs_g.pid && _need <= VFORK_ENV_MAX) {                \
+				char *_b = __builtin_alloca(_need);                          \
+				envp = child_env(envp, (char **)_b, _vars, _b + _vars * sizeof(char *), _plen); \
+			} else if (child_env_make(envp, &_ce) == 0) {                        \
+				envp = _ce.env;                                              \
+			}                                                                    \
+		}                                                                            \
 		_rc = call;                                                                  \
 		_err = errno;                                                                \
 		hs_unmap(_ce.map, _ce.len);                                                  \
@@ -1373,10 +1410,33 @@ static int child_env_make(char *const envp[], struct child_env *ce)
 		return _rc;                                                                  \
 	} while (0)
 
+/*
+ * A child that runs a program untraced (without follow-exec, the tracer
+ * took itself out of the environment): counted for the trace's CHILDREN
+ * record, as fork_parent counts forks. posix_spawn, system and popen
+ * start theirs inside libc, where no fork handler runs; a vfork child
+ * shares our memory, and is seen at its exec, still active under another
+ * pid. Shells start commands by vfork (dash) or posix_spawn: a wrapper
+ * script's trace held the shell's few allocations without a word that
+ * the program it ran went untraced.
+ */
+static void count_untraced_child(void)
+{
+	if (atomic_load(&hs_g.state) == HS_ACTIVE && !hs_g.cfg.follow_exec)
+		atomic_fetch_add(&hs_g.untraced_children, 1);
+}
+
+static void exec_in_vfork_child(void)
+{
+	if (atomic_load(&hs_g.state) == HS_ACTIVE && getpid() != hs_g.pid)
+		count_untraced_child();
+}
+
 HS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	if (!ensure_ready() || !real.execve)
 		return (int)syscall(SYS_execve, path, argv, envp);
+	exec_in_vfork_child();
 	WITH_CHILD_ENV(envp, real.execve(path, argv, envp));
 }
 
@@ -1384,6 +1444,7 @@ HS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	if (!ensure_ready() || !real.execvpe)
 		return -1;
+	exec_in_vfork_child();
 	WITH_CHILD_ENV(envp, real.execvpe(file, argv, envp));
 }
 
@@ -1391,7 +1452,80 @@ HS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	if (!ensure_ready() || !real.fexecve)
 		return -1;
+	exec_in_vfork_child();
 	WITH_CHILD_ENV(envp, real.fexecve(fd, argv, envp));
+}
+
+/* With follow-exec, the spawned program is traced even in an environment of the program's own (as exec's) */
+static int spawn_env(char *const **envp, struct child_env *ce)
+{
+	if (!hs_g.cfg.follow_exec || atomic_load(&hs_g.state) != HS_ACTIVE)
+		return 0;
+	if (child_env_make(*envp, ce) < 0)
+		return -1;
+	*envp = ce->env;
+	return 0;
+}
+
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			char *const[], char *const[]);
+
+static int spawn(spawn_fn fn, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	struct child_env ce = { 0 };
+	int rc;
+
+	if (!fn)
+		return ENOSYS;
+	if (spawn_env(&envp, &ce))
+		return ENOMEM;
+	rc = fn(pid, path, fa, attr, argv, envp);
+	hs_unmap(ce.map, ce.len);
+	if (rc == 0)
+		count_untraced_child();
+	return rc;
+}
+
+HS_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return ensure_ready() ? spawn(real.posix_spawn, pid, path, fa, attr, argv, envp) : ENOSYS;
+}
+
+HS_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return ensure_ready() ? spawn(real.posix_spawnp, pid, file, fa, attr, argv, envp) : ENOSYS;
+}
+
+HS_EXPORT int system(const char *command)
+{
+	int rc;
+
+	if (!ensure_ready() || !real.system) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc = real.system(command);
+	/* system(NULL) only asks whether there is a shell; -1: no child was started */
+	if (command && rc != -1)
+		count_untraced_child();
+	return rc;
+}
+
+HS_EXPORT FILE *popen(const char *command, const char *type)
+{
+	FILE *f;
+
+	if (!ensure_ready() || !real.popen) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	f = real.popen(command, type);
+	if (f)
+		count_untraced_child();
+	return f;
 }
 
 HS_EXPORT int execv(const char *path, char *const argv[])

@@ -691,6 +691,13 @@ void hs_init(void)
 	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"), 0);
 	clock_gettime_only = getenv("HEAPSCOPE_TEST_CLOCK") && !strcmp(getenv("HEAPSCOPE_TEST_CLOCK"), "gettime");
 	fail_thread = getenv("HEAPSCOPE_TEST_FAIL_THREAD") ? atol(getenv("HEAPSCOPE_TEST_FAIL_THREAD")) : 0;
+	/*
+	 * Whatever this process starts with its environment (posix_spawn,
+	 * system, popen, a vfork child's exec) is a child: without the mark, a
+	 * spawned program traced into the root's own file and corrupted it.
+	 */
+	if (hs_g.cfg.follow_exec && !hs_g.cfg.is_child)
+		setenv("HEAPSCOPE_CHILD", "1", 1);
 	if (!hs_g.cfg.follow_exec) {
 		strip_preload();
 		unsetenv("HEAPSCOPE_OUTPUT");

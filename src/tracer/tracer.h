@@ -190,7 +190,7 @@ struct hs_global {
 	struct hs_thread *threads;
 	_Atomic uint64_t folded_calls[HS_FN_COUNT]; /* totals of threads already reclaimed */
 	_Atomic uint64_t folded_bytes[HS_FN_COUNT];
-	_Atomic uint64_t untraced_children; /* fork()s with no follow-fork: their number ends the trace (CHILDREN) */
+	_Atomic uint64_t untraced_children; /* children not traced (fork without follow-fork, spawn without follow-exec): their number ends the trace (CHILDREN) */
 
 	pthread_mutex_t writer_lock;
 	int writer_running;
