@@ -184,7 +184,7 @@ struct sset {
 };
 
 static struct sset *_Atomic set_cur; /* changed under set_lock; NULL: empty */
-static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hs_lock set_lock = HS_LOCK_INIT;
 
 /* Replaced tables that a hazard still named; under set_lock. A full list leaves the next one mapped. */
 #define SET_RETIRED 64
@@ -278,12 +278,12 @@ static int set_named(const struct sset *s)
 {
 	int named = 0;
 
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t && !named; t = t->next)
 		for (int i = 0; i < HS_SET_HAZARDS; i++)
 			if (atomic_load(&t->set_hazard[i]) == (const void *)s)
 				named = 1;
-	pthread_mutex_unlock(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.threads_lock);
 	return named;
 }
 
@@ -374,7 +374,7 @@ static int set_enter(struct hs_thread *t)
 		return 0;
 	t->set_held = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	pthread_mutex_lock(&set_lock);
+	hs_lock_take(&set_lock);
 	return 1;
 }
 
@@ -399,7 +399,7 @@ static void set_leave(struct hs_thread *t)
 				set_del_locked(v);
 			t->set_pend_tail++;
 		}
-		pthread_mutex_unlock(&set_lock);
+		hs_lock_release(&set_lock);
 		atomic_signal_fence(memory_order_seq_cst);
 		t->set_held = 0;
 		atomic_signal_fence(memory_order_seq_cst);
@@ -407,7 +407,7 @@ static void set_leave(struct hs_thread *t)
 			return;
 		t->set_held = 1;
 		atomic_signal_fence(memory_order_seq_cst);
-		pthread_mutex_lock(&set_lock);
+		hs_lock_take(&set_lock);
 	}
 }
 
@@ -509,8 +509,8 @@ void hs_hooks_configure(int forked)
 	int rc = 0;
 
 	if (forked)
-		pthread_mutex_init(&set_lock, NULL);
-	pthread_mutex_lock(&set_lock);
+		hs_lock_reset(&set_lock);
+	hs_lock_take(&set_lock);
 	set_clear_locked();
 	if (!hs_g.cfg.sample_bytes) {
 		filter_set(0);
@@ -520,7 +520,7 @@ void hs_hooks_configure(int forked)
 		for (unsigned i = 0; i < n && i < BOOT_MAX && rc == 0; i++)
 			rc = set_add_locked((uintptr_t)boot_list[i]);
 	}
-	pthread_mutex_unlock(&set_lock);
+	hs_lock_release(&set_lock);
 	if (rc < 0)
 		hs_disable("out of memory for the sampled-block set; tracing stopped");
 }

@@ -12,7 +12,7 @@
 #define HS_META_SPLIT (1u << 20)
 #define HS_META_MAX_SPLITS 8192
 
-static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hs_lock meta_lock = HS_LOCK_INIT;
 static uint8_t *buf;
 static size_t blen, cap, taken;
 static size_t splits[HS_META_MAX_SPLITS];
@@ -38,7 +38,7 @@ void hs_meta_append(const uint8_t *rec, size_t len)
 	uint8_t head[HS_VARINT_MAX];
 	size_t hn = (size_t)(hs_varint_put(head, len) - head), n = hn + len;
 
-	pthread_mutex_lock(&meta_lock);
+	hs_lock_take(&meta_lock);
 	if (blen + n > cap) {
 		size_t ncap = cap * 2;
 		uint8_t *nb;
@@ -46,7 +46,7 @@ void hs_meta_append(const uint8_t *rec, size_t len)
 			ncap *= 2;
 		nb = hs_map(ncap);
 		if (!nb) {
-			pthread_mutex_unlock(&meta_lock);
+			hs_lock_release(&meta_lock);
 			hs_disable("out of memory for the record buffer");
 			return;
 		}
@@ -62,7 +62,7 @@ void hs_meta_append(const uint8_t *rec, size_t len)
 	memcpy(buf + blen, head, hn);
 	memcpy(buf + blen + hn, rec, len);
 	blen += n;
-	pthread_mutex_unlock(&meta_lock);
+	hs_lock_release(&meta_lock);
 }
 
 /* Copies whole records (up to the next split point that fits) into dst; *more tells if some remain. */
@@ -71,7 +71,7 @@ size_t hs_meta_take(uint8_t *dst, size_t room, int *more)
 	size_t end, n = 0;
 	size_t i;
 
-	pthread_mutex_lock(&meta_lock);
+	hs_lock_take(&meta_lock);
 	end = blen;
 	for (i = 0; i < nsplits; i++) {
 		if (splits[i] > taken) {
@@ -89,13 +89,13 @@ size_t hs_meta_take(uint8_t *dst, size_t room, int *more)
 		blen = taken = split_pos = 0;
 		nsplits = 0;
 	}
-	pthread_mutex_unlock(&meta_lock);
+	hs_lock_release(&meta_lock);
 	return n;
 }
 
 void hs_meta_reset(void)
 {
-	pthread_mutex_init(&meta_lock, NULL);
+	hs_lock_reset(&meta_lock);
 	blen = taken = split_pos = 0;
 	nsplits = 0;
 }

@@ -22,7 +22,7 @@ struct module {
 	size_t rec_off, rec_len; /* its MODULE record after the time, in recs */
 };
 
-static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hs_lock mod_lock = HS_LOCK_INIT;
 static struct module *mods;
 static int nmods, generation;
 static unsigned long long last_adds, last_subs;
@@ -163,7 +163,7 @@ void hs_modules_release(void)
 
 void hs_modules_reset(void)
 {
-	pthread_mutex_init(&mod_lock, NULL);
+	hs_lock_reset(&mod_lock);
 	nmods = 0;
 	last_adds = last_subs = 0;
 }
@@ -351,7 +351,7 @@ int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uint
 {
 	int rc = -1;
 
-	pthread_mutex_lock(&mod_lock);
+	hs_lock_take(&mod_lock);
 	for (int i = 0; i < nmods && rc < 0; i++) {
 		const uint8_t *p = recs + mods[i].rec_off, *end = p + mods[i].rec_len;
 		uint64_t base, plen;
@@ -367,7 +367,7 @@ int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uint
 		*bias = (uintptr_t)base;
 		rc = 0;
 	}
-	pthread_mutex_unlock(&mod_lock);
+	hs_lock_release(&mod_lock);
 	return rc;
 }
 
@@ -377,7 +377,7 @@ void hs_modules_replay(void)
 	static uint8_t rec[1 + HS_VARINT_MAX + 4096 + 512]; /* the child is alone: one thread */
 	uint8_t *p;
 
-	pthread_mutex_init(&mod_lock, NULL);
+	hs_lock_reset(&mod_lock);
 	for (int i = 0; i < nmods; i++) {
 		if (!mods[i].rec_len || mods[i].rec_len > sizeof(rec) - 1 - HS_VARINT_MAX)
 			continue;
@@ -429,11 +429,11 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 
 void hs_modules_scan(void)
 {
-	pthread_mutex_lock(&mod_lock);
+	hs_lock_take(&mod_lock);
 	generation++;
 	/* a stuck loader lists nothing: the modules stay as they were, none unloaded */
 	if (hs_loader_iterate(scan_one, NULL) < 0) {
-		pthread_mutex_unlock(&mod_lock);
+		hs_lock_release(&mod_lock);
 		return;
 	}
 	for (int i = 0; i < nmods; i++) {
@@ -448,7 +448,7 @@ void hs_modules_scan(void)
 		mods[i] = mods[--nmods];
 		i--;
 	}
-	pthread_mutex_unlock(&mod_lock);
+	hs_lock_release(&mod_lock);
 }
 
 static int peek_counts(struct dl_phdr_info *info, size_t size, void *data)
@@ -475,9 +475,9 @@ int hs_modules_contains(uintptr_t ip)
 {
 	int found = 0;
 
-	pthread_mutex_lock(&mod_lock);
+	hs_lock_take(&mod_lock);
 	for (int i = 0; i < nmods && !found; i++)
 		found = ip >= mods[i].lo && ip < mods[i].hi;
-	pthread_mutex_unlock(&mod_lock);
+	hs_lock_release(&mod_lock);
 	return found;
 }

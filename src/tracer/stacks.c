@@ -17,7 +17,7 @@ struct node {
 	uint32_t id;
 };
 
-static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hs_lock stack_lock = HS_LOCK_INIT;
 static struct node *table;
 static size_t table_cap, table_used;
 static uint32_t next_id = 1;
@@ -55,7 +55,7 @@ void hs_stacks_release(void)
 
 void hs_stacks_reset(void)
 {
-	pthread_mutex_init(&stack_lock, NULL);
+	hs_lock_reset(&stack_lock);
 	memset(table, 0, table_cap * sizeof(*table));
 	table_used = 0;
 	next_id = 1;
@@ -182,7 +182,7 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 				}
 				t->in_stack_lock = 1;
 				hs_internal_enter(t, &old);
-				pthread_mutex_lock(&stack_lock);
+				hs_lock_take(&stack_lock);
 				locked = 1;
 			}
 			id = node_get(parent, ip);
@@ -199,7 +199,7 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 		parent = id;
 	}
 	if (locked) {
-		pthread_mutex_unlock(&stack_lock);
+		hs_lock_release(&stack_lock);
 		hs_internal_leave(t, &old);
 		t->in_stack_lock = 0;
 	}

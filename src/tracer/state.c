@@ -17,8 +17,8 @@
 #include "tracer.h"
 
 struct hs_global hs_g = {
-	.threads_lock = PTHREAD_MUTEX_INITIALIZER,
-	.writer_lock = PTHREAD_MUTEX_INITIALIZER,
+	.threads_lock = HS_LOCK_INIT,
+	.writer_lock = HS_LOCK_INIT,
 };
 
 __thread struct hs_thread *hs_tls_thread __attribute__((tls_model("initial-exec")));
@@ -352,10 +352,10 @@ static struct hs_thread *thread_new(void)
 
 	if (fail_thread && __atomic_add_fetch(&threads_made, 1, __ATOMIC_RELAXED) == fail_thread)
 		return NULL;
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	if (nspare > 0)
 		t = spare[--nspare];
-	pthread_mutex_unlock(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.threads_lock);
 	if (t) {
 		thread_reuse(t);
 	} else {
@@ -366,10 +366,10 @@ static struct hs_thread *thread_new(void)
 	t->tid = (uint32_t)hs_gettid();
 	t->rng = ((uint64_t)t->tid << 32) ^ (uint64_t)(uintptr_t)t ^ 0x2545f4914f6cdd1dull;
 	t->sample_left = 0;
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	t->next = hs_g.threads;
 	hs_g.threads = t;
-	pthread_mutex_unlock(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.threads_lock);
 	return t;
 }
 
@@ -527,13 +527,13 @@ static void init_once(void)
 /* Just before tracing becomes active: the calls counted so far are not this trace's. */
 static void counts_rebase(void)
 {
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next)
 		for (int i = 0; i < HS_FN_COUNT; i++) {
 			__atomic_store_n(&t->calls_base[i], __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 			__atomic_store_n(&t->bytes_base[i], __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 		}
-	pthread_mutex_unlock(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.threads_lock);
 }
 
 /*
@@ -545,14 +545,14 @@ static void restart(void)
 	hs_meta_reset();
 	hs_stacks_reset();
 	hs_modules_reset();
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next) {
 		atomic_store(&t->tail, t->reserve);
 		atomic_store(&t->head, t->reserve);
 		thread_forget(t);
 	}
 	spares_drop();
-	pthread_mutex_unlock(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.threads_lock);
 	for (int i = 0; i < HS_FN_COUNT; i++) {
 		atomic_store(&hs_g.folded_calls[i], 0);
 		atomic_store(&hs_g.folded_bytes[i], 0);
@@ -640,6 +640,7 @@ static int start(const char *path)
 	hs_modules_scan();
 	if (first)
 		check_malloc_is_ours();
+	hs_single_init();
 	hs_internal_leave(t, &old);
 	/* before tracing: dlsym may allocate */
 	hs_signals_install();
@@ -687,6 +688,7 @@ void hs_init(void)
 	hs_g.cfg.follow_fork = env_true("HEAPSCOPE_FOLLOW_FORK");
 	hs_g.cfg.libunwind_only = getenv("HEAPSCOPE_UNWIND") && !strcmp(getenv("HEAPSCOPE_UNWIND"), "libunwind");
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
+	hs_g.cfg.no_single = env_true("HEAPSCOPE_TEST_NO_SINGLE");
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
 	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"), 0);
 	clock_gettime_only = getenv("HEAPSCOPE_TEST_CLOCK") && !strcmp(getenv("HEAPSCOPE_TEST_CLOCK"), "gettime");
@@ -707,6 +709,7 @@ void hs_init(void)
 		unsetenv("HEAPSCOPE_TEST_CLOCK_ERROR");
 		unsetenv("HEAPSCOPE_TEST_CLOCK");
 		unsetenv("HEAPSCOPE_TEST_FAIL_THREAD");
+		unsetenv("HEAPSCOPE_TEST_NO_SINGLE");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}
@@ -720,10 +723,13 @@ static int writer_start(void)
 	struct hs_thread *t = hs_thread_get();
 	sigset_t old;
 	int rc;
+	int was_single = hs_single_before_start();
 
 	hs_internal_enter(t, &old);
 	rc = hs_writer_start();
 	hs_internal_leave(t, &old);
+	if (rc == 0 && was_single && hs_writer_up())
+		hs_single_keep(was_single);
 	return rc;
 }
 
@@ -788,7 +794,7 @@ static void fork_child(void)
 		return;
 	hs_writer_after_fork_child();
 	/* the other threads do not exist in the child; their rings belong to the parent */
-	pthread_mutex_init(&hs_g.threads_lock, NULL);
+	hs_lock_reset(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads, *n; t; t = n) {
 		n = t->next;
 		if (t != self)

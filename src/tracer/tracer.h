@@ -11,6 +11,7 @@
 #include <x86intrin.h>
 
 #include "../format/records.h"
+#include "lock.h"
 
 #define HS_MAX_FRAMES 128
 /* fine enough for lifetimes and timelines; each finer step costs trace size (docs/FORMAT.md) */
@@ -173,6 +174,7 @@ struct hs_config {
 	uint64_t sample_bytes;
 	uint32_t time_resolution_ns;
 	int libunwind_only;          /* HEAPSCOPE_UNWIND=libunwind: the reference unwinder, for comparison */
+	int no_single;               /* HEAPSCOPE_TEST_NO_SINGLE=1 (tests, bench): leave glibc's single-threaded flag cleared (single.c) */
 	int follow_fork;
 	int follow_exec;
 	int is_child;
@@ -186,13 +188,13 @@ struct hs_global {
 	uintptr_t self_lo, self_hi;   /* our own text, skipped in backtraces */
 	int after_fini;               /* our destructor ran: flush synchronously */
 
-	pthread_mutex_t threads_lock;
+	struct hs_lock threads_lock;
 	struct hs_thread *threads;
 	_Atomic uint64_t folded_calls[HS_FN_COUNT]; /* totals of threads already reclaimed */
 	_Atomic uint64_t folded_bytes[HS_FN_COUNT];
 	_Atomic uint64_t untraced_children; /* children not traced (fork without follow-fork, spawn without follow-exec): their number ends the trace (CHILDREN) */
 
-	pthread_mutex_t writer_lock;
+	struct hs_lock writer_lock;
 	int writer_running;
 	pthread_t writer;
 	atomic_int writer_stop;
@@ -315,6 +317,7 @@ uint64_t hs_thread_tag(void);
 /* writer.c */
 int hs_writer_open(void);
 int hs_writer_start(void);
+int hs_writer_up(void);
 void hs_writer_stop(void);
 uint64_t hs_writer_flush(int force);
 void hs_writer_finish(int reason);
@@ -341,6 +344,12 @@ void hs_internal_leave(struct hs_thread *t, const sigset_t *old);
 void hs_log_init(void);
 void hs_log(const char *what, const char *thing, const char *then);
 const char *hs_errno_text(int e);
+
+/* single.c: glibc's single-threaded flag, set again once our writer runs beside a single-threaded program */
+void hs_single_init(void);
+int hs_single_before_start(void);
+void hs_single_keep(int was_single);
+int hs_single_kept(void);
 void *hs_map(size_t len);
 void hs_unmap(void *p, size_t len);
 size_t hs_u64_to_str(char *out, uint64_t v);

@@ -51,7 +51,7 @@ struct rule {
 #define RULES (1u << 16)
 static struct rule *rules;
 static size_t rules_used;
-static pthread_mutex_t rules_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hs_lock rules_lock = HS_LOCK_INIT;
 
 struct cfi_module {
 	uintptr_t lo, hi, bias;
@@ -234,7 +234,7 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 	hs_internal_enter(t, &old);
 	/* a library replaced since the last scan must not lend its CFI to the new code at its addresses */
 	hs_modules_poll();
-	pthread_mutex_lock(&rules_lock);
+	hs_lock_take(&rules_lock);
 	found = rule_find(ip);
 	if (!found && rules_used < RULES / 2) {
 		compute(&tmp, ip);
@@ -251,7 +251,7 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 		rules_used++;
 		found = &rules[i];
 	}
-	pthread_mutex_unlock(&rules_lock);
+	hs_lock_release(&rules_lock);
 	hs_internal_leave(t, &old);
 	t->in_stack_lock = 0;
 	return found;
@@ -266,7 +266,7 @@ void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
 {
 	if (!rules)
 		return;
-	pthread_mutex_lock(&rules_lock);
+	hs_lock_take(&rules_lock);
 	for (int i = 0; i < ncfi_mods; i++)
 		if (cfi_mods[i].lo < hi && cfi_mods[i].hi > lo) {
 			if (cfi_mods[i].elf)
@@ -280,7 +280,7 @@ void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
 		if (ip >= lo && ip < hi)
 			atomic_store_explicit(&rules[i].ip, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&rules_lock);
+	hs_lock_release(&rules_lock);
 }
 
 /*
@@ -293,7 +293,7 @@ void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
  */
 void hs_unwind_after_fork(void)
 {
-	pthread_mutex_init(&rules_lock, NULL);
+	hs_lock_reset(&rules_lock);
 	for (int i = 0; i < ncfi_mods; i++)
 		if (cfi_mods[i].fd >= 0)
 			syscall(SYS_close, cfi_mods[i].fd);

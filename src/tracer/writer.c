@@ -406,13 +406,13 @@ static void emit_totals(void)
 		calls[i] = atomic_load_explicit(&hs_g.folded_calls[i], memory_order_relaxed);
 		bytes[i] = atomic_load_explicit(&hs_g.folded_bytes[i], memory_order_relaxed);
 	}
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next)
 		for (int i = 0; i < HS_FN_COUNT; i++) {
 			calls[i] += __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED) - __atomic_load_n(&t->calls_base[i], __ATOMIC_RELAXED);
 			bytes[i] += __atomic_load_n(&t->bytes[i], __ATOMIC_RELAXED) - __atomic_load_n(&t->bytes_base[i], __ATOMIC_RELAXED);
 		}
-	pthread_mutex_unlock(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.threads_lock);
 	*p++ = HS_REC_TOTALS;
 	p = hs_varint_put(p, hs_now_ns());
 	p = hs_varint_put(p, HS_FN_COUNT);
@@ -606,7 +606,7 @@ static uint64_t drain(int force)
 	uint64_t res = hs_g.cfg.time_resolution_ns ? hs_g.cfg.time_resolution_ns : 1;
 	struct unit ue = { 0, 0, 0 }, un = { 0, 0, 0 }; /* the events', the next thread's */
 
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	for (struct hs_thread *t = hs_g.threads; t; t = t->next) {
 		uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
 		uint64_t tl = atomic_load_explicit(&t->tail, memory_order_relaxed);
@@ -623,7 +623,7 @@ static uint64_t drain(int force)
 		snap_end[k] = h;
 		k++;
 	}
-	pthread_mutex_unlock(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.threads_lock);
 	ts = snap_t;
 	pos = snap_pos;
 	end = snap_end;
@@ -704,8 +704,8 @@ static void reap(void)
 {
 	int waiting = 0;
 
-	pthread_mutex_lock(&hs_g.writer_lock);
-	pthread_mutex_lock(&hs_g.threads_lock);
+	hs_lock_take(&hs_g.writer_lock);
+	hs_lock_take(&hs_g.threads_lock);
 	for (struct hs_thread **pp = &hs_g.threads; *pp;) {
 		struct hs_thread *t = *pp;
 		int ended = atomic_load(&t->dead) || (t->orphan && thread_gone(t));
@@ -724,15 +724,15 @@ static void reap(void)
 	hs_thread_spares_trim();
 	/* a thread ending meanwhile is reaped at the next tick */
 	atomic_store(&hs_g.to_reap, waiting);
-	pthread_mutex_unlock(&hs_g.threads_lock);
-	pthread_mutex_unlock(&hs_g.writer_lock);
+	hs_lock_release(&hs_g.threads_lock);
+	hs_lock_release(&hs_g.writer_lock);
 }
 
 uint64_t hs_writer_flush(int force)
 {
 	uint64_t backlog = 0;
 
-	pthread_mutex_lock(&hs_g.writer_lock);
+	hs_lock_take(&hs_g.writer_lock);
 	if (atomic_load(&hs_g.state) == HS_ACTIVE) {
 		backlog = drain(force);
 		if (force || hs_builder_size(chunk) >= HS_CHUNK_TARGET ||
@@ -741,7 +741,7 @@ uint64_t hs_writer_flush(int force)
 		if (hs_builder_size(chunk) == 0)
 			chunk_since = hs_now_ns();
 	}
-	pthread_mutex_unlock(&hs_g.writer_lock);
+	hs_lock_release(&hs_g.writer_lock);
 	return backlog;
 }
 
@@ -791,7 +791,7 @@ static void write_last(uint8_t type, uint64_t value)
 {
 	const char *why;
 
-	pthread_mutex_lock(&hs_g.writer_lock);
+	hs_lock_take(&hs_g.writer_lock);
 	drain(1);
 	write_chunk();
 	why = atomic_load(&disabled_why);
@@ -814,7 +814,7 @@ static void write_last(uint8_t type, uint64_t value)
 		write_chunk();
 	}
 out:
-	pthread_mutex_unlock(&hs_g.writer_lock);
+	hs_lock_release(&hs_g.writer_lock);
 }
 
 /*
@@ -844,6 +844,9 @@ void hs_writer_disabled(const char *why)
 		hs_writer_wake();
 }
 
+/* 1 once the writer has its thread state: its set-up allocates (pthread_getattr_np), the rest of it never does */
+static _Atomic int writer_up;
+
 static void *writer_main(void *arg)
 {
 	struct hs_thread *self = hs_thread_get();
@@ -854,6 +857,8 @@ static void *writer_main(void *arg)
 		self->internal++;
 		hs_tls_hook = NULL;
 	}
+	atomic_store(&writer_up, 1);
+	syscall(SYS_futex, &writer_up, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 	while (!atomic_load(&hs_g.writer_stop)) {
 		struct timespec to = { 0, 0 };
 		uint64_t now = hs_now_ns(), backlog;
@@ -868,7 +873,7 @@ static void *writer_main(void *arg)
 		}
 
 		if (now >= next_tick) {
-			pthread_mutex_lock(&hs_g.writer_lock);
+			hs_lock_take(&hs_g.writer_lock);
 			hs_clock_refine();
 			hold_ticks = hs_ns_to_ticks(HS_HOLD_NS);
 			emit_rss(0);
@@ -876,8 +881,10 @@ static void *writer_main(void *arg)
 				emit_totals();
 				chunks_since_totals = 0;
 			}
-			pthread_mutex_unlock(&hs_g.writer_lock);
-			hs_modules_poll();
+			hs_lock_release(&hs_g.writer_lock);
+			/* the loader's lock is a pthread mutex: not while glibc takes it with a plain store (single.c) */
+			if (!hs_single_kept())
+				hs_modules_poll();
 			reap();
 			next_tick = now + HS_TICK_NS;
 		}
@@ -906,6 +913,7 @@ int hs_writer_start(void)
 	if (hs_g.writer_running)
 		return 0;
 	atomic_store(&hs_g.writer_stop, 0);
+	atomic_store(&writer_up, 0);
 	/* the writer must never run the program's signal handlers */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -919,6 +927,18 @@ int hs_writer_start(void)
 		return -1;
 	hs_g.writer_running = 1;
 	return 0;
+}
+
+int hs_writer_up(void)
+{
+	struct timespec to = { 0, 10 * 1000 * 1000 };
+	int e = errno;
+
+	/* a second at most: a writer that cannot start its state leaves the program to glibc's threaded paths */
+	for (int i = 0; i < 100 && !atomic_load(&writer_up); i++)
+		syscall(SYS_futex, &writer_up, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
+	errno = e;
+	return atomic_load(&writer_up);
 }
 
 void hs_writer_stop(void)
@@ -950,7 +970,7 @@ void hs_writer_after_fork_child(void)
 {
 	struct stat st;
 
-	pthread_mutex_init(&hs_g.writer_lock, NULL);
+	hs_lock_reset(&hs_g.writer_lock);
 	hs_g.writer_running = 0;
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino)
 		syscall(SYS_close, fd);
