@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <setjmp.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +59,10 @@ static struct {
 			    char *const[], char *const[]);
 	int (*system)(const char *);
 	FILE *(*popen)(const char *, const char *);
+	void (*longjmp)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
+	void (*_longjmp)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
+	void (*siglongjmp)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
+	void (*__longjmp_chk)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
 } real;
 
 /*
@@ -123,6 +128,10 @@ __attribute__((noinline)) static void resolve(void)
 	RESOLVE(posix_spawnp);
 	RESOLVE(system);
 	RESOLVE(popen);
+	RESOLVE(longjmp);
+	RESOLVE(_longjmp);
+	RESOLVE(siglongjmp);
+	RESOLVE(__longjmp_chk);
 	if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
 		hs_log("cannot find the real malloc; aborting", NULL, NULL);
 		syscall(SYS_exit_group, 127);
@@ -578,13 +587,26 @@ static void wait_for_room(struct hs_thread *t, uint64_t slot, unsigned n)
 	}
 }
 
+/*
+ * Enters a recording; the outermost one leaves its stack pointer, which a
+ * handler's jump out of it compares with the jump's target (jump_out).
+ */
+static inline void depth_enter(struct hs_thread *t)
+{
+	if (t->depth++ == 0) {
+		uintptr_t sp;
+		__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+		t->hook_sp = sp;
+	}
+}
+
 /* Reserves n slots (1, or 2 with an extension); NULL when the event cannot be recorded. */
 static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 {
 	uint64_t slot;
 	struct hs_ev *e;
 
-	t->depth++;
+	depth_enter(t);
 	/*
 	 * One instruction: a nested handler's event gets the next slots, never
 	 * these. A handler may wait for room too: the writer drains everything
@@ -836,7 +858,7 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 	}
 	/* stamped before the walk: the fence then waits for the allocator's loads, not for the walk's too */
 	ts = stamp(t, (uintptr_t)p, 0, &own_ev);
-	t->depth++;
+	depth_enter(t);
 	stack = hs_stack_capture(t);
 	t->depth--;
 	e = ev_begin(t, old ? 2 : 1);
@@ -1161,7 +1183,7 @@ static void record_map(struct hs_thread *t, int type, int fn, uint64_t a, uint64
 	 * reading would, and wait for those locks forever).
 	 */
 	if (with_stack) {
-		t->depth++;
+		depth_enter(t);
 		t->no_alloc++;
 		stack = hs_stack_capture(t);
 		t->no_alloc--;
@@ -1768,3 +1790,61 @@ CXX_DELETE_HOOK(_ZdlPvSt11align_val_tRKSt9nothrow_t, CXX_DELETE_ALIGN_NOTHROW,
 		(void *p, size_t al, const hs_nothrow *nt), (p, al, nt), p)
 CXX_DELETE_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, CXX_DELETE_ARRAY_ALIGN_NOTHROW,
 		(void *p, size_t al, const hs_nothrow *nt), (p, al, nt), p)
+
+/*
+ * A signal handler that jumps out of a hook it interrupted (siglongjmp, as
+ * programs that time out a call with alarm do) left the hook's state for
+ * good: its nesting, so that the thread's events were never published
+ * again (3 million allocations, 1 recorded), and the slots it had taken.
+ * The jump says so before it goes: its target lies above the outermost
+ * recording's stack pointer. The slots it took become no events; the
+ * walk and the sampled set's hazards are let go. The sampled set's lock
+ * held then cannot be: the set may be half changed, and tracing stops.
+ */
+static void jump_out(struct __jmp_buf_tag *env)
+{
+	struct hs_thread *t = hs_tls_thread;
+	uintptr_t target, guard;
+	uint64_t h;
+
+	if (!t || (!t->depth && !t->set_held))
+		return;
+	/* glibc keeps the target's stack pointer mangled with the thread's pointer guard */
+	__asm__ volatile("mov %%fs:0x30, %0" : "=r"(guard));
+	target = (uintptr_t)env->__jmpbuf[6];
+	target = ((target >> 17) | (target << 47)) ^ guard;
+	if (t->depth && target <= t->hook_sp)
+		return; /* a jump inside the handler: the hook goes on when it returns */
+	h = atomic_load_explicit(&t->head, memory_order_relaxed);
+	for (uint64_t i = h; i != t->reserve; i++) {
+		struct hs_ev *e = &t->ring[i & (HS_RING_EVENTS - 1)];
+		e->type = 0;
+		e->ext = 0;
+	}
+	atomic_store_explicit(&t->head, t->reserve, memory_order_release);
+	t->depth = 0;
+	t->no_alloc = 0;
+	t->in_unwind = 0;
+	t->on_walk_stack = 0;
+	t->uw.n = 0;
+	for (int i = 0; i < HS_SET_HAZARDS; i++)
+		atomic_store(&t->set_hazard[i], NULL);
+	t->set_hazards = 0;
+	if (t->set_held)
+		hs_disable("a signal handler jumped out of the tracer while it held the sampled set's lock; tracing stopped");
+}
+
+#define JUMP(name)                                                                 \
+	HS_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val) \
+	{                                                                          \
+		ensure_ready();                                                    \
+		jump_out(env);                                                     \
+		if (!real.name)                                                    \
+			syscall(SYS_exit_group, 127);                              \
+		real.name(env, val);                                               \
+	}
+
+JUMP(longjmp)
+JUMP(_longjmp)
+JUMP(siglongjmp)
+JUMP(__longjmp_chk)

@@ -1,6 +1,7 @@
 /* stacks.c - backtrace capture and deduplication into a trie of (parent, return address) nodes */
 #include <pthread.h>
 #include <string.h>
+#include <signal.h>
 
 #include "../common/varint.h"
 #include "tracer.h"
@@ -180,8 +181,9 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 					parent = 0;
 					break;
 				}
-				t->in_stack_lock = 1;
+				/* set and cleared with signals blocked: a handler that jumps out (siglongjmp) cannot leave it set */
 				hs_internal_enter(t, &old);
+				t->in_stack_lock = 1;
 				hs_lock_take(&stack_lock);
 				locked = 1;
 			}
@@ -200,8 +202,8 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 	}
 	if (locked) {
 		hs_lock_release(&stack_lock);
-		hs_internal_leave(t, &old);
 		t->in_stack_lock = 0;
+		hs_internal_leave(t, &old);
 	}
 	return parent;
 }
@@ -215,6 +217,8 @@ __attribute__((noinline)) static uint32_t capture_nested(struct hs_thread *t)
 	return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
 }
 
+static long walks_made; /* tests: HEAPSCOPE_TEST_RAISE_AT */
+
 uint32_t hs_stack_capture(struct hs_thread *t)
 {
 	struct hs_uframe *f = t->uw.f;
@@ -224,6 +228,8 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 	if (t->in_unwind)
 		return capture_nested(t);
 	t->in_unwind = 1;
+	if (__builtin_expect(hs_g.cfg.raise_at != 0, 0) && __atomic_add_fetch(&walks_made, 1, __ATOMIC_RELAXED) == hs_g.cfg.raise_at)
+		raise(SIGUSR1);
 	id = 0;
 	n = hs_unwind(t, &kept, &id);
 	if (n == 0) {

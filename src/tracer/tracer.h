@@ -132,6 +132,7 @@ struct hs_thread {
 	_Alignas(64) uint64_t reserve;           /* owner only: slots handed out, may run ahead of head */
 	uint64_t room;              /* owner only: reserve may reach this without asking tail (a past tail + ring size) */
 	int depth;                  /* owner only: nesting of recording (signal handlers) */
+	uintptr_t hook_sp;          /* owner only: the stack pointer of the outermost recording under way (depth > 0) */
 	int internal;               /* owner only: >0 while tracer code that may allocate runs */
 	int in_stack_lock;          /* owner only: holds the stack table lock */
 	int in_unwind;              /* owner only: t->uw is being rewritten */
@@ -175,6 +176,7 @@ struct hs_config {
 	uint32_t time_resolution_ns;
 	int libunwind_only;          /* HEAPSCOPE_UNWIND=libunwind: the reference unwinder, for comparison */
 	int no_single;               /* HEAPSCOPE_TEST_NO_SINGLE=1 (tests, bench): leave glibc's single-threaded flag cleared (single.c) */
+	long raise_at;               /* HEAPSCOPE_TEST_RAISE_AT=n (tests): SIGUSR1 in the n-th walk, as if a timer had gone off there */
 	int follow_fork;
 	int follow_exec;
 	int is_child;

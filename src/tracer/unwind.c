@@ -230,8 +230,8 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 
 	if (t->in_stack_lock)
 		return NULL;
-	t->in_stack_lock = 1;
 	hs_internal_enter(t, &old);
+	t->in_stack_lock = 1;
 	/* a library replaced since the last scan must not lend its CFI to the new code at its addresses */
 	hs_modules_poll();
 	hs_lock_take(&rules_lock);
@@ -252,8 +252,8 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 		found = &rules[i];
 	}
 	hs_lock_release(&rules_lock);
-	hs_internal_leave(t, &old);
 	t->in_stack_lock = 0;
+	hs_internal_leave(t, &old);
 	return found;
 }
 
