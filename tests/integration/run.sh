@@ -101,6 +101,7 @@ cc_prog mallocaddr mallocaddr.c -no-pie -fno-pic
 cc_prog spawner spawner.c
 cc_prog singleflag singleflag.c -ldl
 cc_prog jumpout jumpout.c
+cc_prog alarmjump alarmjump.c
 cc_prog coroutines coroutines.c
 cc_prog stderrfile stderrfile.c
 cc_prog idle idle.c
@@ -1286,6 +1287,30 @@ if [ $HAVE_HS = 1 ]; then
     done
 else
     fail signals/handler-jumps-out-full "$HS_MISSING"
+fi
+
+# A SIGTERM to a program whose 200 us timer handler siglongjmps: our
+# handler flushed with the other signals open, the timer's jumped out of
+# it before it sent the SIGTERM again, and the program lived on (2 runs of
+# 3, to the SIGKILL). Untraced it ends at once (exit 143); now it does
+# traced too, three runs of three, its trace ending with the signal
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    for k in 1 2 3; do
+        timeout -s KILL 20 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/ajump.hst" "$P/alarmjump" >"$W/ajump.out" 2>"$W/ajump.err" &
+        apid=$!
+        for _ in $(seq 1 100); do grep -q spinning "$W/ajump.out" 2>/dev/null && break; sleep 0.05; done
+        sleep 0.2
+        kill -TERM $apid 2>/dev/null
+        wait $apid
+        rc=$?
+        [ $rc = 143 ] || why="$why; run $k: exit $rc (want 143)"
+    done
+    e=$($U get <("$HS" report --json "$W/ajump.hst" 2>/dev/null) signal 2>/dev/null)
+    [ "$e" = 15 ] || why="$why; the trace's signal '$e', want 15"
+    if [ -z "$why" ]; then ok signals/sigterm-beside-jumping-timer; else fail signals/sigterm-beside-jumping-timer "${why#; }"; fi
+else
+    fail signals/sigterm-beside-jumping-timer "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
