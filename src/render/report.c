@@ -106,9 +106,14 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 		fprintf(f, "mode         full (every call recorded)\n");
 	fprintf(f, "\ncalls\n");
 	if (rep->have_totals) {
+		int any = 0;
 		for (int i = 0; i < HS_FN_COUNT; i++)
-			if (rep->calls[i])
+			if (rep->calls[i]) {
 				fprintf(f, "  %-20s %14s\n", hs_fn_name(i), hs_fmt_count(a, sizeof(a), (double)rep->calls[i]));
+				any = 1;
+			}
+		if (!any)
+			fprintf(f, "  (none: the program made no call, or has an allocator of its own linked in)\n");
 	} else {
 		fprintf(f, "  (not recorded: the trace ends before the tracer's first totals)\n");
 	}

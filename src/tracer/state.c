@@ -600,11 +600,18 @@ static void *malloc_called(void)
 static void check_malloc_is_ours(void)
 {
 	void *m = malloc_called();
+	struct link_map *lm = NULL;
 	Dl_info di;
 
 	if (!m || ((uintptr_t)m >= hs_g.self_lo && (uintptr_t)m < hs_g.self_hi))
 		return;
-	if (dladdr(m, &di) && di.dli_fname)
+	if (!dladdr1(m, &di, (void **)&lm, RTLD_DL_LINKMAP) || !di.dli_fname)
+		return;
+	/* the program's own image comes before any preload: no order of LD_PRELOAD helps */
+	if (lm && !lm->l_name[0])
+		hs_log("malloc here is the program's own, linked into", di.dli_fname,
+		       ": preloading cannot trace its calls; build it with the system malloc or a shared allocator library to trace them");
+	else
 		hs_log("malloc here is that of", di.dli_fname,
 		       ", loaded before libheapscope.so: its calls are not traced; put libheapscope.so first in LD_PRELOAD");
 }

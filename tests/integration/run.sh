@@ -102,6 +102,7 @@ cc_prog spawner spawner.c
 cc_prog singleflag singleflag.c -ldl
 cc_prog jumpout jumpout.c
 cc_prog alarmjump alarmjump.c
+cc_prog ownmalloc ownmalloc.c
 cc_prog coroutines coroutines.c
 cc_prog stderrfile stderrfile.c
 cc_prog idle idle.c
@@ -1311,6 +1312,22 @@ if [ $HAVE_HS = 1 ]; then
     if [ -z "$why" ]; then ok signals/sigterm-beside-jumping-timer; else fail signals/sigterm-beside-jumping-timer "${why#; }"; fi
 else
     fail signals/sigterm-beside-jumping-timer "$HS_MISSING"
+fi
+
+# An allocator linked into the program comes before any preload: the
+# line said to put libheapscope.so first in LD_PRELOAD, which cannot help,
+# and the report's calls were an empty list
+if [ $HAVE_HS = 1 ]; then
+    says_one_line robust/allocator-linked-in "$W/ownm" 'figures: calls 1000' \
+        "malloc here is the program's own, linked into '$P/ownmalloc': preloading cannot trace its calls" \
+        -- env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/ownm.hst" "$P/ownmalloc"
+    if ! "$HS" report "$W/ownm.hst" 2>/dev/null | grep -q '^  (none: the program made no call, or has an allocator of its own linked in)$'; then
+        fail robust/allocator-linked-in-report "the report's calls do not say why there are none: $("$HS" report "$W/ownm.hst" 2>&1 | sed -n '/^calls/,/^allocations/p' | head -4 | tr '\n' '|')"
+    else
+        ok robust/allocator-linked-in-report
+    fi
+else
+    fail robust/allocator-linked-in "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
