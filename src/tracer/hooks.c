@@ -649,11 +649,20 @@ static inline void ev_end(struct hs_thread *t)
 		 * program woke the writer (a futex wake and an IPI) every few
 		 * hundred microseconds instead of the writer's own timer
 		 */
-		if (unlikely((h & 1023) == 0) &&
-		    h - atomic_load_explicit(&t->tail, memory_order_relaxed) >= HS_RING_EVENTS / 2) {
-			if (!hs_g.writer_running)
-				hs_ensure_writer();
-			hs_writer_wake();
+		if (unlikely((h & 1023) == 0)) {
+			if (h - atomic_load_explicit(&t->tail, memory_order_relaxed) >= HS_RING_EVENTS / 2) {
+				if (!hs_g.writer_running)
+					hs_ensure_writer();
+				hs_writer_wake();
+			}
+			/* the loader's changes, which the writer leaves to us while glibc believes us alone (single.c) */
+			if (atomic_load_explicit(&hs_g.poll_modules, memory_order_relaxed) &&
+			    atomic_exchange(&hs_g.poll_modules, 0)) {
+				sigset_t old;
+				hs_internal_enter(t, &old);
+				hs_modules_poll();
+				hs_internal_leave(t, &old);
+			}
 		}
 		if (unlikely(hs_g.after_fini)) {
 			sigset_t old;

@@ -209,6 +209,7 @@ struct hs_global {
 	_Alignas(64) atomic_uint room;
 	atomic_int room_waiters;
 	atomic_int to_reap;             /* thread states that may be reapable: the writer reaps before its next sleep */
+	atomic_int poll_modules;        /* the writer's tick asks a recording thread to poll the loader (single.c: not itself) */
 };
 
 extern struct hs_global hs_g;

@@ -885,6 +885,8 @@ static void *writer_main(void *arg)
 			/* the loader's lock is a pthread mutex: not while glibc takes it with a plain store (single.c) */
 			if (!hs_single_kept())
 				hs_modules_poll();
+			else
+				atomic_store_explicit(&hs_g.poll_modules, 1, memory_order_relaxed);
 			reap();
 			next_tick = now + HS_TICK_NS;
 		}
