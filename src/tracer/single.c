@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -76,17 +77,21 @@ static void whole_process(void)
 	}
 }
 
+/* Declares real, the next definition of name, looked up once; ENOSYS without one. */
+#define NEXT(name, params)                                                \
+	static int (*real) params;                                        \
+	if (!real)                                                        \
+		real = (int (*) params)dlsym(RTLD_NEXT, #name);           \
+	if (!real) {                                                      \
+		errno = ENOSYS;                                           \
+		return -1;                                                \
+	}
+
 #define SETXID(name, params, args)                                        \
 	__attribute__((visibility("default"))) int name params            \
 	{                                                                 \
-		static int (*real) params;                                \
 		whole_process();                                          \
-		if (!real)                                                \
-			real = (int (*) params)dlsym(RTLD_NEXT, #name);   \
-		if (!real) {                                              \
-			errno = ENOSYS;                                   \
-			return -1;                                        \
-		}                                                         \
+		NEXT(name, params)                                        \
 		return real args;                                         \
 	}
 
@@ -100,3 +105,34 @@ SETXID(setresuid, (uid_t a, uid_t b, uid_t c), (a, b, c))
 SETXID(setresgid, (gid_t a, gid_t b, gid_t c), (a, b, c))
 SETXID(setgroups, (size_t n, const gid_t *g), (n, g))
 SETXID(initgroups, (const char *u, gid_t g), (u, g))
+
+/*
+ * The kernel lets only a single-threaded process enter a new user
+ * namespace (unshare, setns): with our writer beside it, a program that
+ * sandboxes itself so (bubblewrap, a browser's sandbox) got EINVAL where
+ * it ran untraced. The writer steps out for the call and comes back; the
+ * events recorded meanwhile wait in the rings.
+ */
+static int writer_in_the_way(int flags)
+{
+	return (flags & CLONE_NEWUSER) && hs_g.writer_running && hs_single_kept() &&
+	       atomic_load(&hs_g.state) == HS_ACTIVE && getpid() == hs_g.pid;
+}
+
+#define NAMESPACE(name, params, args, flags)                                      \
+	__attribute__((visibility("default"))) int name params                    \
+	{                                                                         \
+		int rc, err, away;                                                \
+		NEXT(name, params)                                                \
+		if ((away = writer_in_the_way(flags)))                            \
+			hs_writer_stop();                                         \
+		rc = real args;                                                   \
+		err = errno;                                                      \
+		if (away)                                                         \
+			hs_ensure_writer();                                       \
+		errno = err;                                                      \
+		return rc;                                                        \
+	}
+
+NAMESPACE(unshare, (int f), (f), f)
+NAMESPACE(setns, (int fd, int t), (fd, t), t == 0 ? CLONE_NEWUSER : t)

@@ -103,6 +103,7 @@ cc_prog singleflag singleflag.c -ldl
 cc_prog jumpout jumpout.c
 cc_prog alarmjump alarmjump.c
 cc_prog ownmalloc ownmalloc.c
+cc_prog userns userns.c
 cc_prog coroutines coroutines.c
 cc_prog stderrfile stderrfile.c
 cc_prog idle idle.c
@@ -1328,6 +1329,26 @@ if [ $HAVE_HS = 1 ]; then
     fi
 else
     fail robust/allocator-linked-in "$HS_MISSING"
+fi
+
+# unshare(CLONE_NEWUSER) wants a single-threaded process: beside our
+# writer it failed with EINVAL where the program ran untraced. The writer
+# steps out for the call; every allocation is still recorded
+if [ $HAVE_HS = 1 ]; then
+    timeout 60 "$P/userns" >"$W/userns.nat.out" 2>&1
+    if grep -q '^figures: unshare ok$' "$W/userns.nat.out"; then
+        timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/userns.hst" "$P/userns" >"$W/userns.out" 2>"$W/userns.err"
+        got=$("$HS" report --json "$W/userns.hst" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["calls"]["malloc"] >= 1000, j["end"])' 2>/dev/null)
+        if grep -q '^figures: unshare ok$' "$W/userns.out" && [ "$got" = "True exit" ] && [ ! -s "$W/userns.err" ]; then
+            ok robust/unshare-user-namespace
+        else
+            fail robust/unshare-user-namespace "traced: $(cat "$W/userns.out") $(head -c 200 "$W/userns.err"), trace: '$got' (untraced: unshare ok)"
+        fi
+    else
+        echo "robust/unshare-user-namespace: not run (user namespaces unavailable here: $(cat "$W/userns.nat.out"))" >&2
+    fi
+else
+    fail robust/unshare-user-namespace "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
