@@ -186,7 +186,7 @@ int hs_cmd_view(int argc, char **argv)
 				break;
 	}
 	if (srv_rc < 0) {
-		if (srv_rc == -EADDRINUSE && port >= FIRST_PORT + PORTS_TRIED)
+		if (srv_rc == -EADDRINUSE && o.port <= 0)
 			rc = hs_die("no free port from %d to %d; give one with --port", FIRST_PORT, FIRST_PORT + PORTS_TRIED - 1);
 		else
 			rc = hs_die("%s", srv.err);

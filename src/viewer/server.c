@@ -252,6 +252,25 @@ out:
 	return rc;
 }
 
+/*
+ * Whether the address can be listened on, and if not why: libmicrohttpd
+ * says only that it could not start, and every failure read as a port in
+ * use ("no free port from 8080 to 8179" for an address not this
+ * machine's, or for a --port given). 0, or -errno of bind().
+ */
+static int probe_bind(const struct sockaddr_in *sa)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, rc = 0;
+
+	if (fd < 0)
+		return 0; /* let the server say what it can */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 int hs_server_start(struct hs_server *s, struct hs_api *api, const char *host, uint16_t port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -273,6 +292,19 @@ int hs_server_start(struct hs_server *s, struct hs_api *api, const char *host, u
 	}
 	if ((rc = mhd_load(s->err, sizeof(s->err))) < 0)
 		goto out;
+	rc = probe_bind(&sa);
+	if (rc == -EADDRINUSE) {
+		snprintf(s->err, sizeof(s->err), "port %u on %s is in use; pick another --port", port, s->host);
+		goto out;
+	} else if (rc == -EADDRNOTAVAIL) {
+		snprintf(s->err, sizeof(s->err), "'%s' is not an address of this machine; give --host 127.0.0.1, 0.0.0.0 or one of its own",
+			 s->host);
+		goto out;
+	} else if (rc == -EACCES) {
+		snprintf(s->err, sizeof(s->err), "port %u needs privileges to listen on; pick one above 1023 with --port", port);
+		goto out;
+	}
+	rc = 0;
 	s->d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, port, NULL, NULL, handle, s,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)THREADS,

@@ -893,6 +893,29 @@ EOF
 else
     fail signal/viewer-end "${HS_MISSING:-no crash trace}"
 fi
+# Why the viewer cannot listen: every failure read "no free port from 8080
+# to 8179; give one with --port", for a --port given that was in use and
+# for an address that is not this machine's (192.0.2.1, TEST-NET-1)
+if [ $HAVE_HS = 1 ] && [ -s "$W/crash-segv.hst" ]; then
+    why=""
+    python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(20)' >"$W/busyport" &
+    bpid=$!
+    for _ in $(seq 1 50); do [ -s "$W/busyport" ] && break; sleep 0.1; done
+    bport=$(cat "$W/busyport")
+    timeout 10 "$HS" view --port "$bport" "$W/crash-segv.hst" >/dev/null 2>"$W/view-busy.err"
+    rc=$?
+    [ $rc = 1 ] && grep -qx "heapscope: port $bport on 127.0.0.1 is in use; pick another --port" "$W/view-busy.err" ||
+        why="$why; --port in use: exit $rc, $(head -c 200 "$W/view-busy.err")"
+    kill $bpid 2>/dev/null; wait $bpid 2>/dev/null
+    timeout 10 "$HS" view --host 192.0.2.1 "$W/crash-segv.hst" >/dev/null 2>"$W/view-host.err"
+    rc=$?
+    [ $rc = 1 ] && grep -q "'192.0.2.1' is not an address of this machine; give --host 127.0.0.1" "$W/view-host.err" ||
+        why="$why; --host not ours: exit $rc, $(head -c 200 "$W/view-host.err")"
+    if [ -z "$why" ]; then ok view/cannot-listen-says-why; else fail view/cannot-listen-says-why "${why#; }"; fi
+else
+    fail view/cannot-listen-says-why "${HS_MISSING:-no crash trace}"
+fi
 # the handlers are invisible: the program finds SIG_DFL and its own handler wins
 if [ $HAVE_HS = 1 ]; then
     hs_record crash-query -o "$W/crash-query.hst" -- "$P/crasher" query
