@@ -49,6 +49,58 @@ const char *hs_fmt_duration(char *buf, size_t n, uint64_t ns)
 	return buf;
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence at s (RFC 3629), 0 if
+ * there is none. Paths and command lines are bytes: a program name in
+ * Latin-1 made the JSON undecodable (Python's json.loads on the bytes
+ * raised UnicodeDecodeError) and would make an SVG not well-formed.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Writes the UTF-8 sequence at *s, or U+FFFD for a byte that starts none; moves *s to its last byte. */
+static void put_utf8(FILE *f, const char **s)
+{
+	size_t n = utf8_len((const unsigned char *)*s);
+
+	if (!n) {
+		fputs("\xef\xbf\xbd", f);
+		return;
+	}
+	fwrite(*s, 1, n, f);
+	*s += n - 1;
+}
+
 void hs_json_string(FILE *f, const char *s)
 {
 	if (!s) {
@@ -62,6 +114,8 @@ void hs_json_string(FILE *f, const char *s)
 			fprintf(f, "\\%c", c);
 		else if (c < 0x20)
 			fprintf(f, "\\u%04x", c);
+		else if (c >= 0x80)
+			put_utf8(f, &s);
 		else
 			fputc(c, f);
 	}
@@ -90,7 +144,10 @@ void hs_xml_text(FILE *f, const char *s)
 		case '\'': fputs("&apos;", f); break;
 		default:
 			/* control characters are not allowed in XML 1.0 */
-			fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : c, f);
+			if (c >= 0x80)
+				put_utf8(f, &s);
+			else
+				fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : c, f);
 		}
 	}
 }

@@ -1374,6 +1374,30 @@ else
     fail robust/unshare-user-namespace "$HS_MISSING"
 fi
 
+# Paths and command lines are bytes: a program named in Latin-1, or given
+# such an argument, put bytes into the JSON that are not UTF-8, and
+# Python's json.loads on the file raised UnicodeDecodeError. They become
+# U+FFFD; well-formed UTF-8 stays as it is
+if [ $HAVE_HS = 1 ]; then
+    lat=$(printf '%s/lat\351n-\342\202\254' "$W")
+    cp "$P/basic" "$lat"
+    timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/latin.hst" "$lat" "$(printf 'arg\377')" >/dev/null 2>&1
+    why=""
+    for cmd in report leaks; do
+        "$HS" $cmd --json "$W/latin.hst" >"$W/latin-$cmd.json" 2>/dev/null || why="$why; $cmd failed"
+        python3 - "$W/latin-$cmd.json" <<'EOF' 2>>"$W/latin.err" || why="$why; $cmd --json: $(tail -n 1 "$W/latin.err")"
+import json, sys
+j = json.loads(open(sys.argv[1], "rb").read())
+if "process" in j:
+    c = j["process"]["cmdline"]
+    assert c[0].endswith("lat\ufffdn-\u20ac") and c[1] == "arg\ufffd", c
+EOF
+    done
+    if [ -z "$why" ]; then ok json/bytes-not-utf8; else fail json/bytes-not-utf8 "${why#; }"; fi
+else
+    fail json/bytes-not-utf8 "$HS_MISSING"
+fi
+
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
 # of its own), and at the start on /dev/full. Before, the chunk cut short
 # by the full disk stayed in the file and the last records came after a
