@@ -130,6 +130,21 @@ static void report_followed(const char *tmpl, const char *root, time_t started)
 	globfree(&g);
 }
 
+/* In the child, after execvp failed: what is wrong with the program, and what to do (the child has no other way to say). */
+static void exec_failed(const char *prog, int err)
+{
+	const char *why = err == ENOENT ? (strchr(prog, '/') ? "no such file; check the path" :
+					   "not found in PATH; give its path, e.g. ./prog")
+			  : err == EACCES ? "not executable; check that it is a program and has execute permission (chmod +x)"
+			  : err == ENOEXEC ? "not a program this system can run; check that it is built for this machine"
+			  : NULL;
+
+	if (why)
+		fprintf(stderr, "heapscope: cannot run '%s': %s\n", prog, why);
+	else
+		fprintf(stderr, "heapscope: cannot run '%s': %s\n", prog, strerror(err));
+}
+
 /* Tells where the root process's trace went; %e was the traced program's own name. */
 static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t started, int exec_failed, int followed)
 {
@@ -291,7 +306,7 @@ int hs_cmd_record(int argc, char **argv)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		execvp(argv[i], argv + i);
-		fprintf(stderr, "heapscope: cannot run '%s': %s\n", argv[i], strerror(errno));
+		exec_failed(argv[i], errno);
 		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) < 0) {

@@ -1398,6 +1398,23 @@ else
     fail json/bytes-not-utf8 "$HS_MISSING"
 fi
 
+# A program that cannot be run: the line was strerror's, capitalised, with
+# nothing to do; now it says what is wrong and how to fix it, alone
+if [ $HAVE_HS = 1 ]; then
+    why=""
+    echo 'not a program' >"$W/notexec"; chmod 644 "$W/notexec"
+    for c in "/nonexistent/prog|no such file; check the path" "nosuchprog-$$|not found in PATH; give its path, e.g. ./prog" \
+             "$W/notexec|not executable; check that it is a program and has execute permission (chmod +x)"; do
+        prog=${c%%|*}; want="heapscope: cannot run '$prog': ${c#*|}"
+        (cd "$W" && timeout 20 "$HS" record -o "$W/cantrun.hst" -- "$prog") >/dev/null 2>"$W/cantrun.err"
+        rc=$?
+        [ $rc = 127 ] && [ "$(cat "$W/cantrun.err")" = "$want" ] || why="$why; $prog: exit $rc, $(head -c 200 "$W/cantrun.err")"
+    done
+    if [ -z "$why" ]; then ok record/cannot-run-says-why; else fail record/cannot-run-says-why "${why#; }"; fi
+else
+    fail record/cannot-run-says-why "$HS_MISSING"
+fi
+
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
 # of its own), and at the start on /dev/full. Before, the chunk cut short
 # by the full disk stayed in the file and the last records came after a
