@@ -600,6 +600,19 @@ static inline void depth_enter(struct hs_thread *t)
 	}
 }
 
+/*
+ * Tests (HEAPSCOPE_TEST_RAISE_AT=n): SIGUSR1 the n-th time a thread looks
+ * for room, its slots taken and not written, as if a timer went off there.
+ * Off the per-event path: a ring's room is read once per stretch.
+ */
+__attribute__((noinline, cold)) static void test_raise(void)
+{
+	static long n;
+
+	if (__atomic_add_fetch(&n, 1, __ATOMIC_RELAXED) == hs_g.cfg.raise_at)
+		raise(SIGUSR1);
+}
+
 /* Reserves n slots (1, or 2 with an extension); NULL when the event cannot be recorded. */
 static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 {
@@ -614,6 +627,8 @@ static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 	 */
 	slot = hs_local_xadd(&t->reserve, n);
 	if (unlikely(slot + n > t->room)) {
+		if (unlikely(hs_g.cfg.raise_at))
+			test_raise();
 		/* tail only moves forward: the room it gave stays valid, so it is read once per stretch, not per event */
 		uint64_t room = atomic_load_explicit(&t->tail, memory_order_relaxed) + HS_RING_EVENTS;
 		if (slot + n > room) {
@@ -1459,7 +1474,7 @@ static void count_untraced_child(void)
 
 static void exec_in_vfork_child(void)
 {
-	if (atomic_load(&hs_g.state) == HS_ACTIVE && getpid() != hs_g.pid)
+	if (getpid() != hs_g.pid)
 		count_untraced_child();
 }
 

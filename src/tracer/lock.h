@@ -11,7 +11,7 @@
 /*
  * Not a pthread mutex: glibc's pthread_mutex_lock takes a private mutex
  * with a plain store while __libc_single_threaded is set, and the tracer
- * sets it again after starting its writer thread (state.c, keep_single),
+ * sets it again after starting its writer thread (single.c, hs_single_keep),
  * which shares these locks with the program's thread. 0: free, 1: held,
  * 2: held with waiters (Drepper, "Futexes Are Tricky", mutex 2).
  */

@@ -55,9 +55,10 @@ int hs_single_before_start(void)
 	return flag_libc && flag_pub && *flag_libc && *flag_pub;
 }
 
-void hs_single_keep(int was_single)
+/* After the writer started beside a program that had no thread of its own (hs_single_before_start). */
+void hs_single_keep(void)
 {
-	if (was_single && !hs_g.cfg.no_single && flag_libc) {
+	if (!hs_g.cfg.no_single && flag_libc) {
 		atomic_store(&kept, 1);
 		*flag_libc = 1;
 		*flag_pub = 1;

@@ -1,7 +1,6 @@
 /* stacks.c - backtrace capture and deduplication into a trie of (parent, return address) nodes */
 #include <pthread.h>
 #include <string.h>
-#include <signal.h>
 
 #include "../common/varint.h"
 #include "tracer.h"
@@ -217,8 +216,6 @@ __attribute__((noinline)) static uint32_t capture_nested(struct hs_thread *t)
 	return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
 }
 
-static long walks_made; /* tests: HEAPSCOPE_TEST_RAISE_AT */
-
 uint32_t hs_stack_capture(struct hs_thread *t)
 {
 	struct hs_uframe *f = t->uw.f;
@@ -228,8 +225,6 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 	if (t->in_unwind)
 		return capture_nested(t);
 	t->in_unwind = 1;
-	if (__builtin_expect(hs_g.cfg.raise_at != 0, 0) && __atomic_add_fetch(&walks_made, 1, __ATOMIC_RELAXED) == hs_g.cfg.raise_at)
-		raise(SIGUSR1);
 	id = 0;
 	n = hs_unwind(t, &kept, &id);
 	if (n == 0) {

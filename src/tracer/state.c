@@ -738,7 +738,7 @@ static int writer_start(void)
 	rc = hs_writer_start();
 	hs_internal_leave(t, &old);
 	if (rc == 0 && was_single && hs_writer_up())
-		hs_single_keep(was_single);
+		hs_single_keep();
 	return rc;
 }
 

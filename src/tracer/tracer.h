@@ -176,7 +176,7 @@ struct hs_config {
 	uint32_t time_resolution_ns;
 	int libunwind_only;          /* HEAPSCOPE_UNWIND=libunwind: the reference unwinder, for comparison */
 	int no_single;               /* HEAPSCOPE_TEST_NO_SINGLE=1 (tests, bench): leave glibc's single-threaded flag cleared (single.c) */
-	long raise_at;               /* HEAPSCOPE_TEST_RAISE_AT=n (tests): SIGUSR1 in the n-th walk, as if a timer had gone off there */
+	long raise_at;               /* HEAPSCOPE_TEST_RAISE_AT=n (tests): SIGUSR1 the n-th time a ring's room is looked for (hooks.c, test_raise) */
 	int follow_fork;
 	int follow_exec;
 	int is_child;
@@ -351,7 +351,7 @@ const char *hs_errno_text(int e);
 /* single.c: glibc's single-threaded flag, set again once our writer runs beside a single-threaded program */
 void hs_single_init(void);
 int hs_single_before_start(void);
-void hs_single_keep(int was_single);
+void hs_single_keep(void);
 int hs_single_kept(void);
 void *hs_map(size_t len);
 void hs_unmap(void *p, size_t len);
