@@ -22,7 +22,8 @@ static const char usage[] =
 	"                   reports then give unbiased estimates. Default: every call\n"
 	"  --follow-fork    trace forked children too, each into its own file (FILE.PID)\n"
 	"  --follow-exec    keep tracing across exec, each program into its own file\n"
-	"  --time-resolution T  precision of event times: 1ns .. 1s (default 100us); finer costs trace size\n";
+	"  --time-resolution T  precision of event times: 1ns .. 1s (default 100us); below 100us\n"
+	"                   every event reads the clock, which costs time and trace size\n";
 
 /* The same forms the tracer accepts: a number of ns, or with ns, us, ms or s; 1 ns to 1 s. */
 static int parse_resolution(const char *s)

@@ -697,6 +697,7 @@ void hs_init(void)
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
 	hs_g.cfg.no_single = env_true("HEAPSCOPE_TEST_NO_SINGLE");
 	hs_g.cfg.raise_at = getenv("HEAPSCOPE_TEST_RAISE_AT") ? atol(getenv("HEAPSCOPE_TEST_RAISE_AT")) : 0;
+	hs_g.cfg.raise_full = env_true("HEAPSCOPE_TEST_RAISE_FULL");
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
 	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"), 0);
 	clock_gettime_only = getenv("HEAPSCOPE_TEST_CLOCK") && !strcmp(getenv("HEAPSCOPE_TEST_CLOCK"), "gettime");
@@ -719,6 +720,7 @@ void hs_init(void)
 		unsetenv("HEAPSCOPE_TEST_FAIL_THREAD");
 		unsetenv("HEAPSCOPE_TEST_NO_SINGLE");
 		unsetenv("HEAPSCOPE_TEST_RAISE_AT");
+		unsetenv("HEAPSCOPE_TEST_RAISE_FULL");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}

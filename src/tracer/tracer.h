@@ -16,6 +16,14 @@
 #define HS_MAX_FRAMES 128
 /* fine enough for lifetimes and timelines; each finer step costs trace size (docs/FORMAT.md) */
 #define HS_DEFAULT_RESOLUTION_NS 100000
+/*
+ * A thread's run of events shares one stamp: up to HS_STAMP_RUN events,
+ * within one writer pass of about HS_STAMP_TICK_NS, so a stamp is early
+ * by less than a pass (hooks.c unfenced). Only at resolutions of a tick or
+ * coarser; finer ones stamp every event.
+ */
+#define HS_STAMP_TICK_NS 100000
+#define HS_STAMP_RUN 32
 #define HS_RING_EVENTS (32u << 10)
 #define HS_STACK_CACHE 8192  /* slots of the (parent, ip) -> node cache, 2 per set */
 #define HS_WALK_SETS 32      /* recent whole walks per thread, by their first frame: sets of HS_WALK_WAYS */
@@ -151,6 +159,8 @@ struct hs_thread {
 	uint64_t rng;
 	uint64_t tag;               /* bits 47..62: this thread among the live ones (0: none left), see hooks.c "own" */
 	uint64_t last_ts;           /* the thread's latest stamp: an unfenced one never goes below it */
+	uint32_t stamp_left;        /* owner only: events that may still take last_ts as their stamp (hooks.c unfenced) */
+	uint32_t stamp_epoch;       /* ... while hs_g.stamp_epoch is this */
 	uint64_t calls[HS_FN_COUNT];  /* owner adds with hs_local_add, the writer reads (__atomic_load_n) */
 	uint64_t bytes[HS_FN_COUNT];
 	/* calls and bytes when tracing last started: the hot hooks count even while it is not active */
@@ -177,6 +187,7 @@ struct hs_config {
 	int libunwind_only;          /* HEAPSCOPE_UNWIND=libunwind: the reference unwinder, for comparison */
 	int no_single;               /* HEAPSCOPE_TEST_NO_SINGLE=1 (tests, bench): leave glibc's single-threaded flag cleared (single.c) */
 	long raise_at;               /* HEAPSCOPE_TEST_RAISE_AT=n (tests): SIGUSR1 the n-th time a ring's room is looked for (hooks.c, test_raise) */
+	int raise_full;              /* HEAPSCOPE_TEST_RAISE_FULL=1: ... then the writer stalls, and SIGUSR1 comes once the ring is full */
 	int follow_fork;
 	int follow_exec;
 	int is_child;
@@ -210,6 +221,15 @@ struct hs_global {
 	atomic_int room_waiters;
 	atomic_int to_reap;             /* thread states that may be reapable: the writer reaps before its next sleep */
 	atomic_int poll_modules;        /* the writer's tick asks a recording thread to poll the loader (single.c: not itself) */
+	/*
+	 * Read at every event, written by the writer at each pass while events
+	 * come, about every HS_STAMP_TICK_NS: a thread's events share a stamp
+	 * only within one epoch, and only while stamp_ticking says the writer
+	 * will end the epoch soon (hooks.c unfenced).
+	 */
+	_Alignas(64) _Atomic uint32_t stamp_epoch;
+	_Atomic int stamp_ticking;
+	atomic_int test_stall;          /* tests (raise_full): the writer drains nothing meanwhile */
 };
 
 extern struct hs_global hs_g;

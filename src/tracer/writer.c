@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -164,7 +165,10 @@ static void put_chunk(void)
 {
 	const void *c;
 	size_t n;
+	/* compressing and writing take milliseconds, when no pass ends the threads' runs of stamps: none meanwhile */
+	int ticking = atomic_exchange(&hs_g.stamp_ticking, 0);
 
+	atomic_fetch_add_explicit(&hs_g.stamp_epoch, 1, memory_order_release);
 	if (hs_builder_flush(chunk, enc, &c, &n) < 0) {
 		hs_disable("cannot compress a chunk of the trace; tracing stopped");
 	} else if (write_all(c, n) < 0) {
@@ -172,6 +176,8 @@ static void put_chunk(void)
 		hs_disable(write_failure());
 	}
 	chunks_since_totals++;
+	if (ticking)
+		atomic_store(&hs_g.stamp_ticking, 1);
 }
 
 static void write_chunk(void)
@@ -590,6 +596,9 @@ static int snap_grow(void)
 	return 0;
 }
 
+/* Whether a drain found events since the writer's last pass: it then keeps the stamp epochs short. */
+static int drain_saw;
+
 /*
  * Every thread with events takes part in one merge: when more threads than
  * a fixed 256 had events, the ones left for a second pass had their events
@@ -613,6 +622,7 @@ static uint64_t drain(int force)
 		/* a handler interrupting its thread's publication can leave head a step behind for a moment */
 		if (h == tl || h - tl > HS_RING_EVENTS)
 			continue;
+		drain_saw = 1;
 		if ((size_t)k == snap_cap && snap_grow() < 0) {
 			/* no memory for more: the rest in a later pass, maybe out of order */
 			more_threads = 1;
@@ -857,6 +867,8 @@ static void *writer_main(void *arg)
 		self->internal++;
 		hs_tls_hook = NULL;
 	}
+	/* the default 50 us of slack on each sleep would make stamp epochs half as long again (hooks.c unfenced) */
+	prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
 	atomic_store(&writer_up, 1);
 	syscall(SYS_futex, &writer_up, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 	while (!atomic_load(&hs_g.writer_stop)) {
@@ -890,7 +902,7 @@ static void *writer_main(void *arg)
 			reap();
 			next_tick = now + HS_TICK_NS;
 		}
-		backlog = hs_writer_flush(0);
+		backlog = atomic_load_explicit(&hs_g.test_stall, memory_order_relaxed) ? 0 : hs_writer_flush(0);
 		/* states of exited threads back to the spares at once, for the threads a program starts next */
 		if (atomic_load(&hs_g.to_reap))
 			reap();
@@ -899,6 +911,21 @@ static void *writer_main(void *arg)
 			to.tv_nsec = (long)(HS_HOLD_NS / 2);
 		else
 			to.tv_nsec = (long)(next_tick > now ? next_tick - now : 1000);
+		/*
+		 * Events are coming: the threads may share stamps within the
+		 * epoch this pass starts (hooks.c unfenced), and the writer is
+		 * back within a tick to end it. Before a longer sleep, sharing
+		 * stops first, then the epoch ends.
+		 */
+		if (drain_saw && hs_g.cfg.time_resolution_ns >= HS_STAMP_TICK_NS) {
+			atomic_store(&hs_g.stamp_ticking, 1);
+			if (to.tv_nsec > (long)HS_STAMP_TICK_NS)
+				to.tv_nsec = (long)HS_STAMP_TICK_NS;
+		} else {
+			atomic_store(&hs_g.stamp_ticking, 0);
+		}
+		atomic_fetch_add_explicit(&hs_g.stamp_epoch, 1, memory_order_release);
+		drain_saw = 0;
 		if (!atomic_exchange(&hs_g.wake, 0))
 			syscall(SYS_futex, &hs_g.wake, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
 		atomic_store(&hs_g.wake, 0);
@@ -951,6 +978,9 @@ void hs_writer_stop(void)
 	hs_writer_wake();
 	pthread_join(hs_g.writer, NULL);
 	hs_g.writer_running = 0;
+	/* no writer to end epochs: every stamp fresh */
+	atomic_store(&hs_g.stamp_ticking, 0);
+	atomic_fetch_add(&hs_g.stamp_epoch, 1);
 }
 
 /* Final flush: everything pending, the exact totals and the end record with why it ended. */
