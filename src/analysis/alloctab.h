@@ -113,6 +113,18 @@ typedef int (*hs_alloctab_sink)(void *arg, const struct hs_fate *fates, size_t n
 int hs_alloctab_stream(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sink sink, void *sink_arg,
 		       hs_alloctab_progress progress, void *arg);
 
+/*
+ * Allocations alone, for questions their fates do not change (bytes or
+ * calls allocated, by backtrace, size or thread): the same hand-over as
+ * hs_alloctab_stream, in trace order, but each allocation goes out as it is
+ * made, without pairing: f holds HS_ALLOC_NEVER whatever its fate, and no
+ * peak is known (peak_rises 0, no HS_ALLOC_AT_PEAK). t gets end_ns, n,
+ * events, sample_bytes, the thread indexes, rss, markers and how the
+ * process ended; not the peak, nor untracked frees.
+ */
+int hs_alloctab_scan(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sink sink, void *sink_arg,
+		     hs_alloctab_progress progress, void *arg);
+
 /* Unbiased weight of one recorded allocation: 1, or 1/p(size) in sampled mode (see docs/FORMAT.md). */
 static inline double hs_alloctab_weight(const struct hs_alloctab *t, uint64_t size)
 {

@@ -242,6 +242,11 @@ int hs_filter_streamable(const struct hs_filter *f)
 	return 1;
 }
 
+int hs_filter_fateless(const struct hs_filter *f)
+{
+	return !f->leaked && !f->temporary && !(f->have_time & ~(1u << HS_FT_ALLOC_LO | 1u << HS_FT_ALLOC_HI));
+}
+
 /* The conditions that need no stack or thread: times against the run, and fate. */
 static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns, uint64_t peak_end)
 {

@@ -92,6 +92,8 @@ int hs_filter_prepare(struct hs_filter *f, const struct hs_alloctab *t, struct h
  * pass) and no time relative to the peak (only a pass finds it).
  */
 int hs_filter_streamable(const struct hs_filter *f);
+/* 1 when no condition needs the allocations' frees: fate, lifetime, live or freed times (hs_alloctab_scan). */
+int hs_filter_fateless(const struct hs_filter *f);
 /* For such a pass: times resolved against end_ns; the stack conditions wait for hs_filter_prepare. */
 void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns);
 

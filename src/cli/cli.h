@@ -52,6 +52,7 @@ struct hs_cli_sink {
 	int (*begin)(void *ctx, uint64_t end_ns, uint64_t sample_bytes, void **sink_arg);
 	hs_alloctab_sink sink;
 	void *ctx;                    /* begin's */
+	int allocs_only;              /* the sink asks nothing of fates: hs_alloctab_scan, no pairing */
 };
 int hs_cli_can_stream(const struct hs_filter *f);
 /*

@@ -118,7 +118,9 @@ int hs_cmd_flame(int argc, char **argv)
 	sm.at = &at_spec;
 	rc = 2;
 	if (hs_cli_can_stream(&f) && (weight != HS_WEIGHT_LIVE || at_spec.anchor != HS_TIME_PEAK)) {
-		struct hs_cli_sink sk = { .begin = stream_begin, .sink = hs_flame_sink, .ctx = &sm };
+		struct hs_cli_sink sk = { .begin = stream_begin, .sink = hs_flame_sink, .ctx = &sm,
+					  .allocs_only = (weight == HS_WEIGHT_BYTES || weight == HS_WEIGHT_COUNT) &&
+							 hs_filter_fateless(&f) };
 		rc = hs_cli_stream(&tr, path, &f, HS_BY_BACKTRACE, &sk);
 		if (rc == 0 && hs_flame_stream_finish(sm.fs, &fl, &tr.tab, &tr.st, down) < 0)
 			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);

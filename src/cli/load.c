@@ -103,7 +103,8 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 		p.size = (uint64_t)st.st_size;
 	if (sk->begin(sk->ctx, hint, hs_reader_info(t->r)->sample_bytes, &arg) < 0)
 		return hs_die("out of memory analysing '%s'", path);
-	rc = hs_alloctab_stream(&t->tab, t->r, sk->sink, arg, isatty(2) ? on_progress : NULL, &p);
+	rc = (sk->allocs_only ? hs_alloctab_scan : hs_alloctab_stream)(&t->tab, t->r, sk->sink, arg,
+								      isatty(2) ? on_progress : NULL, &p);
 	if (p.shown)
 		fprintf(stderr, "\r\033[K");
 	if (rc == -E2BIG)

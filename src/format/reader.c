@@ -26,6 +26,9 @@ const char *hs_fn_name(int fn)
 	return fn >= 0 && fn < HS_FN_COUNT ? fn_names[fn] : "?";
 }
 
+/* one cache line an event (reader.h): analyses' time follows it */
+_Static_assert(sizeof(struct hs_event) == 64, "struct hs_event grew past a cache line");
+
 /* hs_reader_next_block's batch when no thread decodes ahead */
 #define OWN_EVENTS 256
 

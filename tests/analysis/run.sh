@@ -364,6 +364,9 @@ for tr in "$L" "$W/leaky2.hst" "$P" "$W/newer.hst" "$W/sampled.hst"; do
 done
 same_both stream-timeline-filter timeline --json "$L" --live-between 10% 70% --size-min 64
 same_both stream-timeline-through timeline --csv "$P" --not-through temporaries --sort leaked
+# bytes and counts by backtrace need no fates: the pass pairs no frees (hs_alloctab_scan)
+same_both stream-flame-window flame --folded "$L" --allocated-between 10% 60% --size-min 64
+same_both stream-flame-through-count flame --folded --weight count "$P" --not-through temporaries --size-max 4096
 same_both stream-leaks-size leaks --json --all -n 0 "$L" --size-min 100 --size-max 100
 same_both stream-leaks-window leaks --json --all -n 0 "$L" --allocated-between 0% 50%
 same_both stream-leaks-live leaks --json --all -n 0 "$L" --live-between 20% 60%
