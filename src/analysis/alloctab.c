@@ -646,6 +646,15 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	retire(ps, idx, ev->time_ns);
 }
 
+/* n more events read: the progress callback about every million */
+static void counted(struct hs_alloctab *t, struct hs_reader *r, int n, hs_alloctab_progress progress, void *arg)
+{
+	t->events += (uint64_t)n;
+	if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
+		progress(arg, hs_reader_offset(r));
+}
+
+/* The events kept aside (rss, markers, how it ended); others are not the table's */
 static int on_other(struct hs_alloctab *t, const struct hs_event *ev)
 {
 	if (ev->kind == HS_EVENT_END) {
@@ -715,8 +724,7 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 				e = on_alloc(&ps, ev);
 			else if (ev->kind == HS_EVENT_FREE)
 				on_free(&ps, ev);
-			else if (ev->kind == HS_EVENT_RSS || ev->kind == HS_EVENT_MARKER || ev->kind == HS_EVENT_END ||
-				 ev->kind == HS_EVENT_SIGNAL)
+			else
 				e = on_other(t, ev);
 			if (e < 0) {
 				rc = e;
@@ -731,9 +739,7 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 			rc = -ENOMEM;
 			goto out;
 		}
-		t->events += (uint64_t)n;
-		if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
-			progress(arg, hs_reader_offset(r));
+		counted(t, r, n, progress, arg);
 	} while (rc > 0);
 	if (rc == 0)
 		rc = pending_flush_all(&ps);
@@ -799,18 +805,15 @@ int hs_alloctab_scan(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sin
 {
 	struct pass ps = { .t = t, .sink = sink, .sink_arg = sink_arg };
 	const struct hs_event *batch;
-	int rc, n;
+	int rc = 0, n;
 
 	memset(t, 0, sizeof(*t));
 	t->sample_bytes = hs_reader_info(r)->sample_bytes;
 	if (!(ps.fates = malloc(FATES * sizeof(*ps.fates))))
 		return -ENOMEM;
-	do {
-		rc = hs_reader_next_block(r, &batch);
-		n = rc > 0 ? rc : 0;
+	while ((n = hs_reader_next_block(r, &batch)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct hs_event *ev = &batch[i];
-			int e = 0;
 			if (ev->time_ns > t->end_ns)
 				t->end_ns = ev->time_ns;
 			if (ev->kind == HS_EVENT_ALLOC) {
@@ -820,26 +823,19 @@ int hs_alloctab_scan(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sin
 				a.size_lo = (uint32_t)ev->size;
 				a.stack = ev->stack;
 				emit(&ps, &a, t->n++, 0);
-			} else if (ev->kind == HS_EVENT_RSS || ev->kind == HS_EVENT_MARKER || ev->kind == HS_EVENT_END ||
-				   ev->kind == HS_EVENT_SIGNAL) {
-				e = on_other(t, ev);
-			}
-			if (e < 0) {
-				rc = e;
+			} else if ((rc = on_other(t, ev)) < 0) {
 				goto out;
 			}
 		}
-		if (ps.sink_rc < 0) {
-			rc = ps.sink_rc;
+		if ((rc = ps.sink_rc) < 0)
 			goto out;
-		}
-		t->events += (uint64_t)n;
-		if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
-			progress(arg, hs_reader_offset(r));
-	} while (rc > 0);
-	flush_fates(&ps);
-	if (rc == 0 && ps.sink_rc < 0)
+		counted(t, r, n, progress, arg);
+	}
+	rc = n;
+	if (rc == 0) {
+		flush_fates(&ps);
 		rc = ps.sink_rc;
+	}
 out:
 	free(ps.fates);
 	return rc;
