@@ -173,6 +173,14 @@ int hs_reader_next_batch(struct hs_reader *r, struct hs_event *ev, int n);
 int hs_reader_next_block(struct hs_reader *r, const struct hs_event **ev);
 
 /*
+ * Before the first event is read: allocations and frees come without their
+ * addresses (ptr and old_ptr 0), for passes that need none (bytes or calls
+ * by backtrace); decoding skips the addresses' stream and predictions.
+ * -EBUSY once events were read.
+ */
+int hs_reader_skip_addresses(struct hs_reader *r);
+
+/*
  * The latest event time in the file's last complete chunk, read alone:
  * what a pass over the whole trace will almost surely find as its end,
  * for analyses that need the end before their pass. Almost: an event can

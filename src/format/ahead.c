@@ -226,6 +226,7 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	memcpy(to->predict, from->predict, sizeof(to->predict));
 	to->pred = NULL;
 	to->freed = from->freed;
+	to->no_addresses = from->no_addresses;
 	to->nstacks = from->nstacks;
 	to->stack_lim = from->stack_lim;
 	memcpy(to->calls, from->calls, sizeof(to->calls));

@@ -49,6 +49,7 @@ struct hs_reader {
 
 	struct hs_symbols *sym;
 	int skim;                   /* hs_reader_end_hint: one chunk read alone, its stack nodes ignored */
+	int no_addresses;           /* hs_reader_skip_addresses: the ptr stream and the predictions go unread */
 
 	/*
 	 * Decoding ahead (ahead.c): a second thread takes over the fields of

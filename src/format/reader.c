@@ -431,6 +431,39 @@ static int zero_address(struct hs_reader *r, const uint8_t *rec)
 		    r->path, (size_t)(rec - r->rbuf), (unsigned long long)r->chunk_off);
 }
 
+/*
+ * An allocation's or a free's fields without its address
+ * (hs_reader_skip_addresses): 1 when type is one, 0 when not, <0 on error.
+ */
+static int bare_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
+{
+	uint64_t v;
+	int at, fn;
+
+	if ((fn = hs_alloc_rec_fn(type, r->freed, &at)) >= 0) {
+		ev->kind = HS_EVENT_ALLOC;
+		GETS(HS_STREAM_SIZE, ev->size);
+		GETS(HS_STREAM_STACK, v);
+		if (v >= r->stack_lim)
+			goto bad;
+		ev->stack = (uint32_t)v;
+	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 ||
+		   (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY)) {
+		ev->kind = HS_EVENT_FREE;
+		if (fn < 0)
+			fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
+			     HS_FN_REALLOCARRAY;
+	} else {
+		return 0;
+	}
+	ev->fn = fn;
+	ev->ptr = 0;
+	ev->old_ptr = 0;
+	return 1;
+bad:
+	return bad_record(r, type);
+}
+
 /* Fields of the events (types 0x10-0x24), from their streams. */
 static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 {
@@ -439,6 +472,8 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 
 	int at, fn;
 
+	if (r->no_addresses && (fn = bare_event(r, type, ev)) != 0)
+		return fn < 0 ? fn : 0;
 	if ((fn = hs_alloc_rec_fn(type, r->freed, &at)) >= 0) {
 		unsigned cls;
 		uint64_t predicted;
@@ -818,6 +853,52 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 	return 1;
 }
 
+/* fast_one without addresses (hs_reader_skip_addresses): neither the ptr stream nor the predictions are read */
+__attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, struct hs_event *ev)
+{
+	unsigned type = *r->sp[HS_STREAM_TYPE];
+	const uint8_t *pt = r->sp[HS_STREAM_TIME];
+	uint64_t t;
+	int at, bad = 0, fn = hs_alloc_rec_fn(type, r->freed, &at);
+
+	if (fn >= 0) {
+		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
+		uint64_t size = fast_varint(&ps, &bad), stack = fast_varint(&pk, &bad);
+
+		t = fast_varint(&pt, &bad);
+		if (bad || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] || pt > r->se[HS_STREAM_TIME] ||
+		    stack >= r->stack_lim)
+			return 0;
+		r->sp[HS_STREAM_SIZE] = ps;
+		r->sp[HS_STREAM_STACK] = pk;
+		ev->kind = HS_EVENT_ALLOC;
+		ev->size = size;
+		ev->stack = (uint32_t)stack;
+	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 ||
+		   (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY)) {
+		if (fn < 0)
+			fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
+			     HS_FN_REALLOCARRAY;
+		t = fast_varint(&pt, &bad);
+		if (bad || pt > r->se[HS_STREAM_TIME])
+			return 0;
+		ev->kind = HS_EVENT_FREE;
+		ev->size = 0;
+		ev->stack = 0;
+	} else {
+		return 0;
+	}
+	ev->fn = fn;
+	ev->ptr = 0;
+	ev->old_ptr = 0;
+	ev->tid = r->tid;
+	r->sp[HS_STREAM_TYPE]++;
+	r->sp[HS_STREAM_TIME] = pt;
+	r->q += (uint64_t)hs_unzigzag(t);
+	ev->time_ns = r->q * r->info.time_resolution_ns;
+	return 1;
+}
+
 static int next_one(struct hs_reader *r, struct hs_event *ev)
 {
 	if (r->failed)
@@ -830,7 +911,7 @@ static int next_one(struct hs_reader *r, struct hs_event *ev)
 				return rc;
 			continue;
 		}
-		if ((rc = fast_one(r, ev)) != 0)
+		if ((rc = r->no_addresses ? fast_bare(r, ev) : fast_one(r, ev)) != 0)
 			return rc;
 		rc = decode_one(r, ev);
 		if (rc)
@@ -881,7 +962,7 @@ static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 			if (*r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
 				if (!fast_thread(r))
 					break;
-			} else if ((rc = fast_one(r, &ev[got])) > 0) {
+			} else if ((rc = r->no_addresses ? fast_bare(r, &ev[got]) : fast_one(r, &ev[got])) > 0) {
 				got++;
 			} else if (rc < 0) {
 				return got ? got : rc;
@@ -935,6 +1016,14 @@ int hs_reader_next_block(struct hs_reader *r, const struct hs_event **ev)
 	rc = next_batch(r, r->own, OWN_EVENTS);
 	*ev = r->own;
 	return rc;
+}
+
+int hs_reader_skip_addresses(struct hs_reader *r)
+{
+	if (r->ahead_tried)
+		return -EBUSY;
+	r->no_addresses = 1;
+	return 0;
 }
 
 int hs_reader_end_hint(const char *path, uint64_t *end_ns)

@@ -480,6 +480,42 @@ int main(void)
 			     bad);
 		hs_reader_close(r);
 	}
+
+	/* hs_reader_skip_addresses: the same events without their addresses, decoded here or ahead */
+	for (int threads = 0; threads < 2; threads++) {
+		struct hs_event e;
+		char name[64];
+		int got = 0, bad = -1, skip;
+
+		setenv("HEAPSCOPE_READER_THREADS", threads ? "1" : "0", 1);
+		if (hs_reader_open(&r, path) < 0) {
+			check_report(0, "roundtrip-skip-open", "expected 0 got %s", hs_reader_error(r));
+			hs_reader_close(r);
+			break;
+		}
+		skip = hs_reader_skip_addresses(r);
+		while ((rc = hs_reader_next(r, &e)) > 0) {
+			const struct hs_event *x = got < nexp ? &exp_ev[got].ev : NULL;
+			int mem = e.kind == HS_EVENT_ALLOC || e.kind == HS_EVENT_FREE;
+			if (bad < 0 && (!x || e.kind != x->kind || e.time_ns != x->time_ns || e.stack != x->stack ||
+					e.fn != x->fn || (mem && (e.ptr || e.old_ptr || e.size != x->size)) ||
+					(e.kind == HS_EVENT_RSS && e.rss != x->rss)))
+				bad = got;
+			got++;
+		}
+		snprintf(name, sizeof(name), "roundtrip-skip-addresses-%s", threads ? "ahead" : "here");
+		check_report(skip == 0 && rc == 0 && got == nexp && bad < 0, name,
+			     "expected 0, %d events, end 0 got %d, %d events, end %d, first difference at event %d", nexp,
+			     skip, got, rc, bad);
+		hs_reader_close(r);
+	}
+	unsetenv("HEAPSCOPE_READER_THREADS");
+	if (hs_reader_open(&r, path) == 0) {
+		struct hs_event e;
+		rc = hs_reader_next(r, &e);
+		CHECK("roundtrip-skip-addresses-after-events-busy", rc > 0 && hs_reader_skip_addresses(r) == -EBUSY);
+	}
+	hs_reader_close(r);
 	unlink(path);
 	rmdir(dir);
 	return 0;
