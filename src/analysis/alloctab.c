@@ -827,7 +827,7 @@ int hs_alloctab_scan(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sin
 				a.size_lo = (uint32_t)ev->size;
 				a.stack = ev->stack;
 				emit(&ps, &a, t->n++, 0);
-			} else if ((rc = on_other(t, ev)) < 0) {
+			} else if (ev->kind != HS_EVENT_FREE && (rc = on_other(t, ev)) < 0) {
 				goto out;
 			}
 		}

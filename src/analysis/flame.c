@@ -276,7 +276,7 @@ int hs_flame_stream_begin(struct hs_flame_stream **out, struct hs_filter *f, uin
 	return 0;
 }
 
-static int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a, uint64_t seq)
+static inline int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a, uint64_t seq)
 {
 	uint64_t size;
 	double w, c;
@@ -287,7 +287,7 @@ static int flame_one(struct hs_flame_stream *fs, const struct hs_alloc *a, uint6
 		return 0;
 	if (fs->weight == HS_WEIGHT_LIVE && !hs_alloc_live_at(a, fs->at_ns))
 		return 0;
-	if (reserve(&fs->w, &fs->c, &fs->n, a->stack) < 0)
+	if (a->stack >= fs->n && reserve(&fs->w, &fs->c, &fs->n, a->stack) < 0)
 		return -ENOMEM;
 	size = hs_alloc_size(a);
 	w = c = fs->t.sample_bytes ? hs_alloctab_weight(&fs->t, size) : 1.0;
