@@ -814,12 +814,12 @@ int hs_alloctab_scan(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sin
 	if (!(ps.fates = malloc(FATES * sizeof(*ps.fates))))
 		return -ENOMEM;
 	/* before the first event: else decoding goes on with them (a caller that read some) */
-	hs_reader_skip_addresses(r);
+	(void)hs_reader_skip_addresses(r);
 	while ((n = hs_reader_next_block(r, &batch)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct hs_event *ev = &batch[i];
 			/* the events come from the decoding thread's core: their lines asked for early (5% of a flame graph) */
-			__builtin_prefetch(ev + 16);
+			__builtin_prefetch(ev + AHEAD);
 			if (ev->time_ns > t->end_ns)
 				t->end_ns = ev->time_ns;
 			if (ev->kind == HS_EVENT_ALLOC) {

@@ -447,12 +447,8 @@ static int bare_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		if (v >= r->stack_lim)
 			goto bad;
 		ev->stack = (uint32_t)v;
-	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 ||
-		   (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY)) {
+	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 || (fn = hs_free_rec_fn(type)) >= 0) {
 		ev->kind = HS_EVENT_FREE;
-		if (fn < 0)
-			fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
-			     HS_FN_REALLOCARRAY;
 	} else {
 		return 0;
 	}
@@ -521,8 +517,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		case HS_REC_FREE_REALLOC:
 		case HS_REC_FREE_REALLOCARRAY:
 			ev->kind = HS_EVENT_FREE;
-			ev->fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
-			         HS_FN_REALLOCARRAY;
+			ev->fn = hs_free_rec_fn(type);
 			GETS(HS_STREAM_PTR, a);
 			pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 			ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
@@ -825,15 +820,14 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
 		ev->size = 0;
 		ev->stack = 0;
-	} else if (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY) {
+	} else if ((fn = hs_free_rec_fn(type)) >= 0) {
 		a = fast_varint(&pp, &bad);
 		t = fast_varint(&pt, &bad);
 		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME])
 			return 0;
 		pr = current_predict(r);
 		ev->kind = HS_EVENT_FREE;
-		ev->fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
-		         HS_FN_REALLOCARRAY;
+		ev->fn = fn;
 		ev->ptr = pr->last + (uint64_t)hs_unzigzag(a);
 		if (__builtin_expect(!ev->ptr, 0))
 			return zero_address(r, r->sp[HS_STREAM_TYPE]);
@@ -874,11 +868,7 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 		ev->kind = HS_EVENT_ALLOC;
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
-	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 ||
-		   (type >= HS_REC_FREE && type <= HS_REC_FREE_REALLOCARRAY)) {
-		if (fn < 0)
-			fn = type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
-			     HS_FN_REALLOCARRAY;
+	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 || (fn = hs_free_rec_fn(type)) >= 0) {
 		t = fast_varint(&pt, &bad);
 		if (bad || pt > r->se[HS_STREAM_TIME])
 			return 0;

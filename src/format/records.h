@@ -126,6 +126,13 @@ static inline int hs_alloc_rec_fn(unsigned type, int v3, int *at)
 	return fn <= HS_FN_PVALLOC ? (int)fn : -1;
 }
 
+/* The entry point of a FREE record with its address: free, or a realloc's or reallocarray's; -1 for any other type. */
+static inline int hs_free_rec_fn(unsigned type)
+{
+	return type == HS_REC_FREE ? HS_FN_FREE : type == HS_REC_FREE_REALLOC ? HS_FN_REALLOC :
+	       type == HS_REC_FREE_REALLOCARRAY ? HS_FN_REALLOCARRAY : -1;
+}
+
 /* The entry point of a free of a recent block: FREE_RECENT, or from 3.0 (v3) FREE_RECENT_AT; -1 for any other type. */
 static inline int hs_free_recent_rec_fn(unsigned type, int v3)
 {
