@@ -801,8 +801,7 @@ void hs_stamps_reset(void)
 {
 	atomic_store(&solo_tag, 0);
 	/* no run outlives a start: a forked child's thread would keep the parent's until its writer ticks */
-	atomic_store(&hs_g.stamp_ticking, 0);
-	atomic_fetch_add(&hs_g.stamp_epoch, 1);
+	hs_stamp_epoch_end(0);
 	if (hs_g.cfg.sample_bytes) {
 		own = NULL;
 		return;
@@ -827,12 +826,12 @@ __attribute__((noinline, cold)) static int solo_claim(struct hs_thread *t)
 /* A fresh stamp without the fence, kept from going back in t's own order; it may start a run. */
 __attribute__((noinline)) static uint64_t unfenced_fresh(struct hs_thread *t)
 {
-	uint32_t epoch = atomic_load_explicit(&hs_g.stamp_epoch, memory_order_acquire);
+	uint32_t epoch = atomic_load_explicit(&hs_g.stamp_epoch, memory_order_relaxed);
 	uint64_t ts = hs_use_tsc ? __rdtsc() : hs_now_ns();
 
 	t->stamp_epoch = epoch;
-	/* the writer clears ticking before it ends the epoch and sleeps: no run then, every stamp fresh */
-	t->stamp_left = atomic_load_explicit(&hs_g.stamp_ticking, memory_order_relaxed) ? HS_STAMP_RUN - 1 : 0;
+	/* an even epoch is one the writer may not end soon (it sleeps, or compresses): every stamp fresh */
+	t->stamp_left = epoch & 1 ? HS_STAMP_RUN - 1 : 0;
 	if (ts < t->last_ts)
 		ts = t->last_ts;
 	return t->last_ts = ts;

@@ -222,17 +222,27 @@ struct hs_global {
 	atomic_int to_reap;             /* thread states that may be reapable: the writer reaps before its next sleep */
 	atomic_int poll_modules;        /* the writer's tick asks a recording thread to poll the loader (single.c: not itself) */
 	/*
-	 * Read at every event, written by the writer at each pass while events
-	 * come, about every HS_STAMP_TICK_NS: a thread's events share a stamp
-	 * only within one epoch, and only while stamp_ticking says the writer
-	 * will end the epoch soon (hooks.c unfenced).
+	 * Read at every event, ended by the writer at each pass while events
+	 * come, about every HS_STAMP_TICK_NS (hs_stamp_epoch_end): a thread's
+	 * events share a stamp only within one epoch, and only in an odd one,
+	 * which the writer will end soon (hooks.c unfenced).
 	 */
 	_Alignas(64) _Atomic uint32_t stamp_epoch;
-	_Atomic int stamp_ticking;
 	atomic_int test_stall;          /* tests (raise_full): the writer drains nothing meanwhile */
 };
 
 extern struct hs_global hs_g;
+
+/* Ends the stamp epoch; runs of shared stamps may start in the next one (odd) only when runs says so. */
+static inline void hs_stamp_epoch_end(int runs)
+{
+	uint32_t e = atomic_load_explicit(&hs_g.stamp_epoch, memory_order_relaxed), n;
+
+	do
+		n = e + 1 + ((e + 1) % 2 != (uint32_t)!!runs);
+	while (!atomic_compare_exchange_weak_explicit(&hs_g.stamp_epoch, &e, n, memory_order_relaxed,
+						      memory_order_relaxed));
+}
 
 /* state.c */
 struct hs_thread *hs_thread_create(void);

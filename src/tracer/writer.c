@@ -166,9 +166,9 @@ static void put_chunk(void)
 	const void *c;
 	size_t n;
 	/* compressing and writing take milliseconds, when no pass ends the threads' runs of stamps: none meanwhile */
-	int ticking = atomic_exchange(&hs_g.stamp_ticking, 0);
+	int runs = atomic_load_explicit(&hs_g.stamp_epoch, memory_order_relaxed) & 1;
 
-	atomic_fetch_add_explicit(&hs_g.stamp_epoch, 1, memory_order_release);
+	hs_stamp_epoch_end(0);
 	if (hs_builder_flush(chunk, enc, &c, &n) < 0) {
 		hs_disable("cannot compress a chunk of the trace; tracing stopped");
 	} else if (write_all(c, n) < 0) {
@@ -176,8 +176,8 @@ static void put_chunk(void)
 		hs_disable(write_failure());
 	}
 	chunks_since_totals++;
-	if (ticking)
-		atomic_store(&hs_g.stamp_ticking, 1);
+	if (runs)
+		hs_stamp_epoch_end(1);
 }
 
 static void write_chunk(void)
@@ -874,6 +874,7 @@ static void *writer_main(void *arg)
 	while (!atomic_load(&hs_g.writer_stop)) {
 		struct timespec to = { 0, 0 };
 		uint64_t now = hs_now_ns(), backlog;
+		int runs;
 
 		if (atomic_load(&disabled_why) && !disabled_done) {
 			write_last(HS_REC_END, HS_END_STOP);
@@ -914,17 +915,13 @@ static void *writer_main(void *arg)
 		/*
 		 * Events are coming: the threads may share stamps within the
 		 * epoch this pass starts (hooks.c unfenced), and the writer is
-		 * back within a tick to end it. Before a longer sleep, sharing
-		 * stops first, then the epoch ends.
+		 * back within a tick to end it. Before a longer sleep, the new
+		 * epoch lets no run start.
 		 */
-		if (drain_saw && hs_g.cfg.time_resolution_ns >= HS_STAMP_TICK_NS) {
-			atomic_store(&hs_g.stamp_ticking, 1);
-			if (to.tv_nsec > (long)HS_STAMP_TICK_NS)
-				to.tv_nsec = (long)HS_STAMP_TICK_NS;
-		} else {
-			atomic_store(&hs_g.stamp_ticking, 0);
-		}
-		atomic_fetch_add_explicit(&hs_g.stamp_epoch, 1, memory_order_release);
+		runs = drain_saw && hs_g.cfg.time_resolution_ns >= HS_STAMP_TICK_NS;
+		if (runs && to.tv_nsec > (long)HS_STAMP_TICK_NS)
+			to.tv_nsec = (long)HS_STAMP_TICK_NS;
+		hs_stamp_epoch_end(runs);
 		drain_saw = 0;
 		if (!atomic_exchange(&hs_g.wake, 0))
 			syscall(SYS_futex, &hs_g.wake, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
@@ -979,8 +976,7 @@ void hs_writer_stop(void)
 	pthread_join(hs_g.writer, NULL);
 	hs_g.writer_running = 0;
 	/* no writer to end epochs: every stamp fresh */
-	atomic_store(&hs_g.stamp_ticking, 0);
-	atomic_fetch_add(&hs_g.stamp_epoch, 1);
+	hs_stamp_epoch_end(0);
 }
 
 /* Final flush: everything pending, the exact totals and the end record with why it ended. */
