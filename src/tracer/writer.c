@@ -534,11 +534,16 @@ static inline uint64_t unit_of(struct unit *u, uint64_t t, uint64_t res)
 	return u->ns;
 }
 
+/* Events the writer took from the rings since its last pass: many, and it keeps the stamp epochs short. */
+static uint64_t drained;
+
 /* The rings' tails move to pos, and threads asleep for room wake up (wait_for_room in hooks.c). */
 static void give_room(struct hs_thread *const *ts, const uint64_t *pos, int k)
 {
-	for (int i = 0; i < k; i++)
+	for (int i = 0; i < k; i++) {
+		drained += pos[i] - atomic_load_explicit(&ts[i]->tail, memory_order_relaxed);
 		atomic_store_explicit(&ts[i]->tail, pos[i], memory_order_release);
+	}
 	/* the tails' stores before the waiters' count is read, as the waiters count before they read the tails */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&hs_g.room_waiters)) {
@@ -596,8 +601,6 @@ static int snap_grow(void)
 	return 0;
 }
 
-/* Whether a drain found events since the writer's last pass: it then keeps the stamp epochs short. */
-static int drain_saw;
 
 /*
  * Every thread with events takes part in one merge: when more threads than
@@ -622,7 +625,6 @@ static uint64_t drain(int force)
 		/* a handler interrupting its thread's publication can leave head a step behind for a moment */
 		if (h == tl || h - tl > HS_RING_EVENTS)
 			continue;
-		drain_saw = 1;
 		if ((size_t)k == snap_cap && snap_grow() < 0) {
 			/* no memory for more: the rest in a later pass, maybe out of order */
 			more_threads = 1;
@@ -860,7 +862,7 @@ static _Atomic int writer_up;
 static void *writer_main(void *arg)
 {
 	struct hs_thread *self = hs_thread_get();
-	uint64_t next_tick = 0;
+	uint64_t next_tick = 0, last_pass = hs_now_ns();
 
 	(void)arg;
 	if (self) {
@@ -913,16 +915,19 @@ static void *writer_main(void *arg)
 		else
 			to.tv_nsec = (long)(next_tick > now ? next_tick - now : 1000);
 		/*
-		 * Events are coming: the threads may share stamps within the
-		 * epoch this pass starts (hooks.c unfenced), and the writer is
-		 * back within a tick to end it. Before a longer sleep, the new
-		 * epoch lets no run start.
+		 * Events are coming fast: the threads may share stamps within
+		 * the epoch this pass starts (hooks.c unfenced), and the writer
+		 * is back within a tick to end it. Before a longer sleep, the
+		 * new epoch lets no run start.
 		 */
-		runs = drain_saw && hs_g.cfg.time_resolution_ns >= HS_STAMP_TICK_NS;
+		now = hs_now_ns();
+		runs = drained && drained * HS_STAMP_RUN_GAP_NS >= now - last_pass &&
+		       hs_g.cfg.time_resolution_ns >= HS_STAMP_TICK_NS;
 		if (runs && to.tv_nsec > (long)HS_STAMP_TICK_NS)
 			to.tv_nsec = (long)HS_STAMP_TICK_NS;
 		hs_stamp_epoch_end(runs);
-		drain_saw = 0;
+		drained = 0;
+		last_pass = now;
 		if (!atomic_exchange(&hs_g.wake, 0))
 			syscall(SYS_futex, &hs_g.wake, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
 		atomic_store(&hs_g.wake, 0);

@@ -102,6 +102,7 @@ cc_prog spawner spawner.c
 cc_prog singleflag singleflag.c -ldl
 cc_prog jumpout jumpout.c
 cc_prog pauses pauses.c -pthread
+cc_prog wakeups wakeups.c -pthread
 cc_prog alarmjump alarmjump.c
 cc_prog ownmalloc ownmalloc.c
 cc_prog userns userns.c
@@ -1430,18 +1431,18 @@ fi
 # writer keeps ending the runs (hooks.c unfenced), which took reading the
 # TSC (7.7 ns) off most events. A run must never reach over a pause: after
 # each 30 ms sleep the next burst's stamps are 30 ms on, in every round,
-# alone and beside a thread whose trickle of events keeps the writer busy
+# alone and beside a thread whose stream of events keeps runs going
 if [ $HAVE_HS = 1 ]; then
     for how in alone busy; do
         timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/pauses-$how.hst" "$P/pauses" 20 5 30 $how >"$W/pauses-$how.out" 2>&1
         rc=$?
-        got=$("$HS" dump "$W/pauses-$how.hst" 2>&1 | python3 -c '
+        got=$("$HS" lifetimes "$W/pauses-$how.hst" --tsv --size-min 100000 --size-max 100019 2>&1 | python3 -c '
 import sys
 t = {}
 for l in sys.stdin:
     f = l.split()
-    if len(f) > 5 and f[2] == "alloc" and 100000 <= int(f[5]) < 100020:
-        t.setdefault(int(f[5]) - 100000, []).append(int(f[0]))
+    if len(f) == 5 and not l.startswith("#"):
+        t.setdefault(int(f[2]) - 100000, []).append(round(float(f[0]) * 1e9))
 bad = [r for r in range(1, 20) if r not in t or r - 1 not in t or min(t[r]) - max(t[r - 1]) < 25000000]
 print("rounds %d, %d of 5 events each, gaps under 25 ms after rounds %s" % (len(t), sum(len(v) == 5 for v in t.values()), bad))')
         if [ $rc = 0 ] && [ "$got" = "rounds 20, 20 of 5 events each, gaps under 25 ms after rounds []" ]; then
@@ -1452,6 +1453,24 @@ print("rounds %d, %d of 5 events each, gaps under 25 ms after rounds %s" % (len(
     done
 else
     fail time/stamps-follow-pauses "$HS_MISSING"
+fi
+
+# The writer passes every 100 us only while events come fast enough for
+# runs of shared stamps to pay (HS_STAMP_RUN_GAP_NS). Four threads churning
+# sampled at 512 KiB make a few dozen events a millisecond: the tracer's
+# threads were switched out 1,900 times in 300 ms when the writer passed
+# at every tick that saw an event (12% of a 2-core machine), 30 now
+if [ $HAVE_HS = 1 ]; then
+    out=$(timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/wakeups.hst" HEAPSCOPE_SAMPLE=512K "$P/wakeups" 4 300 2>&1)
+    rc=$?
+    n=$(printf '%s\n' "$out" | sed -n 's/.*other-tasks \([0-9]*\) other-switches \([0-9]*\).*/\1 \2/p')
+    if [ $rc = 0 ] && [ -n "$n" ] && [ "${n% *}" -ge 1 ] && [ "${n#* }" -lt 300 ]; then
+        ok tracer/sampled-writer-sleeps
+    else
+        fail tracer/sampled-writer-sleeps "exit $rc, want at least one tracer thread switched out under 300 times in 300 ms: $out"
+    fi
+else
+    fail tracer/sampled-writer-sleeps "$HS_MISSING"
 fi
 
 # A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace

@@ -8,15 +8,21 @@
 
 static atomic_int done;
 
-/* a steady trickle of events, which keeps the tracer's writer passing every 100 us */
+/*
+ * A steady stream of events, fast enough (about 5 a microsecond) that the
+ * tracer's writer lets runs of shared stamps start and passes every 100 us
+ * to end them: bursts of 200 pairs with short sleeps between.
+ */
 static void *trickle(void *arg)
 {
     struct timespec ts = { 0, 20000 };
 
     (void)arg;
     while (!atomic_load(&done)) {
-        void *volatile p = malloc(24);
-        free(p);
+        for (int i = 0; i < 200; i++) {
+            void *volatile p = malloc(24);
+            free(p);
+        }
         nanosleep(&ts, NULL);
     }
     return NULL;
