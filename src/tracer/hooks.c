@@ -907,6 +907,24 @@ static void record_free(struct hs_thread *t, int fn, void *p, uint64_t ts, uint8
 	ev_end(t);
 }
 
+/*
+ * Sampled mode decides before the call: an allocation that only counts down
+ * is a tail call into the real function, with no frame of its own. The rest
+ * is out of line.
+ */
+static inline int sample_skips(struct hs_thread *t, size_t size)
+{
+	/* a request of 0 bytes counts as 1: it takes a block, which a leak of them adds up (4.1) */
+	uint64_t n = (uint64_t)size + (size == 0);
+
+	/* full mode leaves sample_left at 0, so that no size is below it: no need to ask the mode */
+	if (n < (uint64_t)t->sample_left) {
+		t->sample_left -= (int64_t)n;
+		return 1;
+	}
+	return 0;
+}
+
 __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int fn, void *p, size_t size, void *old)
 {
 	struct hs_ev *e;
@@ -915,6 +933,17 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 	uint8_t own_ev;
 
 	if (hs_g.cfg.sample_bytes) {
+		/*
+		 * A thread's countdown starts at 0, drawn here at its first
+		 * allocation: else that one would be sampled for sure, which
+		 * the estimates weigh as if by chance. 3,400 short threads
+		 * of 2.5 MB in all were estimated at 1.78 GB.
+		 */
+		if (unlikely(!t->sample_left)) {
+			t->sample_left = next_sample(t);
+			if (sample_skips(t, size))
+				return;
+		}
 		t->sample_left = next_sample(t);
 		if (set_insert(t, (uintptr_t)p) < 0)
 			return;
@@ -936,24 +965,6 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 	if (old)
 		ev_ext(t, e)->c = (uintptr_t)old;
 	ev_end(t);
-}
-
-/*
- * Sampled mode decides before the call: an allocation that only counts down
- * is a tail call into the real function, with no frame of its own. The rest
- * is out of line.
- */
-static inline int sample_skips(struct hs_thread *t, size_t size)
-{
-	/* a request of 0 bytes counts as 1: it takes a block, which a leak of them adds up (4.1) */
-	uint64_t n = (uint64_t)size + (size == 0);
-
-	/* full mode leaves sample_left at 0, so that no size is below it: no need to ask the mode */
-	if (n < (uint64_t)t->sample_left) {
-		t->sample_left -= (int64_t)n;
-		return 1;
-	}
-	return 0;
 }
 
 /* After the call (realloc, the aligned family): most sampled allocations only count down. */
