@@ -9,6 +9,13 @@
 extern "C" {
 #endif
 
+/* struct hs_event's unnamed members are C11; GCC and Clang accept them quietly in C99 and C++ -pedantic too */
+#if defined(__GNUC__) || defined(__clang__)
+#define HS_UNNAMED __extension__
+#else
+#define HS_UNNAMED
+#endif
+
 /*
  * Usage:
  *	struct hs_reader *r;
@@ -103,21 +110,21 @@ struct hs_event {
 	uint64_t time_ns;        /* since the start of tracing, monotonic */
 	int fn;                  /* enum hs_fn */
 	uint32_t stack;          /* 0: no backtrace */
-	union {
-		struct {                 /* ALLOC, FREE */
+	HS_UNNAMED union {
+		HS_UNNAMED struct {      /* ALLOC, FREE */
 			uint64_t ptr, size, old_ptr;
 		};
-		struct {                 /* MMAP, MUNMAP, MREMAP, BRK, MODULE_UNLOAD, END, SIGNAL, CHILDREN */
+		HS_UNNAMED struct {      /* MMAP, MUNMAP, MREMAP, BRK, MODULE_UNLOAD, END, SIGNAL, CHILDREN */
 			uint64_t addr, len, new_addr, new_len;
 			uint32_t prot, flags;
 		};
 		uint64_t rss;            /* RSS */
-		struct {                 /* MARKER, DISABLED */
+		HS_UNNAMED struct {      /* MARKER, DISABLED */
 			const char *label;
 			size_t label_len;
 		};
 		const struct hs_module *module;  /* MODULE */
-		struct {                 /* TOTALS: HS_FN_COUNT entries each */
+		HS_UNNAMED struct {      /* TOTALS: HS_FN_COUNT entries each */
 			const uint64_t *calls, *bytes;
 		};
 	};

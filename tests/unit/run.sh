@@ -46,4 +46,21 @@ for src in tests/unit/test_*.c; do
 	fi
 	rm -f "$log" "$log.err"
 done
+# The public headers in the dialects users build with, warnings as errors:
+# struct hs_event's unnamed members (C11) failed C99 and C++ -pedantic
+hdr_src='#include <heapscope/heapscope.h>
+#include <heapscope/reader.h>
+int main(void) { struct hs_event ev; ev.ptr = 1; ev.rss = 2; return (int)ev.ptr; }'
+for lang in c:gcc:c99 c:gcc:c11 c++:g++:c++11 c++:g++:c++17 c++:clang++:c++17; do
+	IFS=: read -r x cc std <<<"$lang"
+	if ! command -v "$cc" >/dev/null; then
+		echo "FAIL headers/$cc-$std: $cc is not installed"
+		continue
+	fi
+	if err=$(printf '%s\n' "$hdr_src" | "$cc" -x "$x" -std="$std" -Wall -Wextra -Wpedantic -Werror -Iinclude -fsyntax-only - 2>&1); then
+		echo "ok headers/$cc-$std"
+	else
+		echo "FAIL headers/$cc-$std: $(printf '%s\n' "$err" | grep -m1 error)"
+	fi
+done
 exit 0
