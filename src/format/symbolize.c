@@ -19,8 +19,40 @@ struct cached {
 	uint32_t first, n;   /* frames[first .. first+n) */
 };
 
+/*
+ * A module's sized global symbols by address, for names where no DWARF
+ * says more (stripped distribution binaries): dwfl_module_addrinfo scans
+ * the whole symbol table at each call, a tenth of a flame graph of
+ * python3's trace (12,000 symbols, thousands of addresses).
+ */
+struct symrange {
+	uint64_t lo, end;
+	uint32_t idx;        /* in the symbol table: libdw's ties go to the first */
+	uint8_t bind;        /* GLOBAL 3, WEAK 2, else 1, as libdw ranks them */
+	const char *name;    /* libdw's: lives as long as the Dwfl */
+};
+
+/*
+ * Where libdw found no name (static functions of a stripped binary: all of
+ * python3's 1,600 lookups that the table above could not answer), the
+ * answer holds between any two neighbouring places where a symbol or a
+ * section starts or ends: everything libdw's search compares pc with
+ * gives the same result there. Such stretches are remembered as nameless.
+ */
+struct symtab {
+	Dwfl_Module *mod;
+	struct symrange *v;
+	uint64_t *maxend;    /* the largest end among v[0 .. i] */
+	size_t n;
+	uint64_t *bounds;    /* sorted, distinct */
+	uint8_t *nameless;   /* per stretch: [0] below bounds[0], [k + 1] after bounds[k] */
+	size_t nbounds;
+};
+
 struct hs_symbols {
 	Dwfl *dwfl;
+	struct symtab *tabs;
+	size_t ntabs;
 	Dwfl_Callbacks cb;
 	char *debuginfo_path;
 	size_t reported;            /* modules already given to dwfl */
@@ -80,6 +112,15 @@ static const char *pretty(struct hs_symbols *s, const char *name)
 
 static void free_dwfl(struct hs_symbols *s)
 {
+	for (size_t i = 0; i < s->ntabs; i++) {
+		free(s->tabs[i].v);
+		free(s->tabs[i].maxend);
+		free(s->tabs[i].bounds);
+		free(s->tabs[i].nameless);
+	}
+	free(s->tabs);
+	s->tabs = NULL;
+	s->ntabs = 0;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	s->dwfl = NULL;
@@ -254,6 +295,175 @@ static int scopes_by_walk(Dwfl_Module *mod, uint64_t pc, Dwarf_Die **cu, Dwarf_A
 	return n;
 }
 
+static int bind_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL: return 3;
+	case STB_WEAK: return 2;
+	case STB_LOCAL: return 1;
+	default: return 0;
+	}
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct symrange *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every symbol's start and end, every section's: no memory, and no stretch is remembered. */
+static void symtab_bounds(struct symtab *t, Dwfl_Module *mod, int nsyms)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+	size_t nscn = 0, n = 0, k = 0;
+
+	if (!elf || elf_getshdrnum(elf, &nscn) != 0)
+		return;
+	if (!(t->bounds = malloc(((size_t)nsyms + nscn) * 2 * sizeof(*t->bounds))))
+		return;
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		if (!dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL))
+			continue;
+		t->bounds[n++] = value;
+		t->bounds[n++] = value + sym.st_size;
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL && n + 2 <= ((size_t)nsyms + nscn) * 2) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		if (!sh)
+			continue;
+		t->bounds[n++] = sh->sh_addr + bias;
+		t->bounds[n++] = sh->sh_addr + sh->sh_size + bias;
+	}
+	qsort(t->bounds, n, sizeof(*t->bounds), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || t->bounds[k - 1] != t->bounds[i])
+			t->bounds[k++] = t->bounds[i];
+	if (!(t->nameless = calloc(k + 1, 1))) {
+		free(t->bounds);
+		t->bounds = NULL;
+		return;
+	}
+	t->nbounds = k;
+}
+
+/* The stretch of pc (index into nameless), or -1 where pc is a bound itself or nothing is known */
+static long symtab_stretch(const struct symtab *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nbounds;
+
+	if (!t->nameless)
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->bounds[mid] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && t->bounds[lo - 1] == pc)
+		return -1;
+	return (long)lo;
+}
+
+/*
+ * The symbols dwfl_module_addrinfo looks at first: the global part of the
+ * table, named, defined, sized, not sections, files or TLS. An empty table
+ * (no memory, no symbols) sends every lookup to libdw.
+ */
+static struct symtab *symtab_of(struct hs_symbols *s, Dwfl_Module *mod)
+{
+	struct symtab *t, *nt;
+	int n, first;
+
+	for (size_t i = 0; i < s->ntabs; i++)
+		if (s->tabs[i].mod == mod)
+			return &s->tabs[i];
+	if (!(nt = realloc(s->tabs, (s->ntabs + 1) * sizeof(*nt))))
+		return NULL;
+	s->tabs = nt;
+	t = &s->tabs[s->ntabs++];
+	*t = (struct symtab){ .mod = mod };
+	n = dwfl_module_getsymtab(mod);
+	first = dwfl_module_getsymtab_first_global(mod);
+	if (n <= 0 || first < 0 || !(t->v = malloc((size_t)n * sizeof(*t->v))))
+		return t;
+	for (int i = first == 0 ? 1 : first; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || sym.st_size == 0 || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		t->v[t->n++] = (struct symrange){ value, value + sym.st_size, (uint32_t)i, (uint8_t)bind_rank(&sym), name };
+	}
+	qsort(t->v, t->n, sizeof(*t->v), by_lo);
+	symtab_bounds(t, mod, n);
+	if (!(t->maxend = malloc((t->n + 1) * sizeof(*t->maxend)))) {
+		t->n = 0;
+		return t;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		t->maxend[i] = i && t->maxend[i - 1] > t->v[i].end ? t->maxend[i - 1] : t->v[i].end;
+	return t;
+}
+
+/*
+ * dwfl_module_addrinfo's answer where a sized global symbol holds pc: its
+ * choice among them (the closest start, then the better binding, then the
+ * smaller size, then the first in the table), or NULL for libdw to look
+ * at the rest (locals, labels without a size).
+ */
+static const char *symtab_name(const struct symtab *t, uint64_t pc)
+{
+	const struct symrange *best = NULL, *c[16];
+	size_t lo = 0, hi = t->n, nc = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0 && t->maxend[j] > pc;)
+		if (t->v[j].end > pc) {
+			if (nc == 16)
+				return NULL;
+			c[nc++] = &t->v[j];
+		}
+	/* in table order, as libdw meets them */
+	for (size_t i = 1; i < nc; i++)
+		for (size_t j = i; j > 0 && c[j - 1]->idx > c[j]->idx; j--) {
+			const struct symrange *x = c[j];
+			c[j] = c[j - 1];
+			c[j - 1] = x;
+		}
+	for (size_t i = 0; i < nc; i++) {
+		const struct symrange *y = c[i];
+		if (!best || best->lo < y->lo || best->bind < y->bind ||
+		    (best->lo == y->lo && ((best->end - best->lo > y->end - y->lo && best->bind <= y->bind) ||
+					   (best->end - best->lo >= y->end - y->lo && best->bind < y->bind))))
+			best = y;
+	}
+	return best ? best->name : NULL;
+}
+
 static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int max)
 {
 	struct hs_symbols *s = r->sym;
@@ -326,7 +536,15 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 	if (n == 0) {
 		GElf_Sym sym;
 		GElf_Off off;
-		const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+		struct symtab *t = symtab_of(s, mod);
+		const char *name = t && t->n ? symtab_name(t, pc) : NULL;
+		long k = t && !name ? symtab_stretch(t, pc) : -1;
+
+		if (!name && (k < 0 || !t->nameless[k])) {
+			name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+			if (!name && k >= 0)
+				t->nameless[k] = 1;
+		}
 		out[0].function = pretty(s, name);
 		n = 1;
 	}

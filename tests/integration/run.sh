@@ -660,6 +660,29 @@ if [ $HAVE_HS = 1 ]; then
 else
     fail symbols/dlopen-relative-path "$HS_MISSING"
 fi
+# No debug info: names from the symbol table (symbolize.c keeps its sized
+# globals sorted; libdw scanned all of them for each address), a static
+# function's from .symtab's locals; stripped, every frame of the program is
+# named by module and offset, none by a wrong neighbour
+if [ $HAVE_HS = 1 ]; then
+    for how in symtab stripped; do
+        flags="-O1 -fno-omit-frame-pointer"
+        [ $how = stripped ] && flags="$flags -s"
+        if ! gcc $flags -o "$P/nodebug-$how" "$T/progs/nodebug.c" 2>"$W/nodebug-$how.cc"; then
+            fail symbols/no-debug-info-$how "cannot build nodebug.c: $(first_line "$W/nodebug-$how.cc")"
+            continue
+        fi
+        hs_record nodebug-$how -o "$W/nodebug-$how.hst" -- "$P/nodebug-$how"
+        got=$(timeout 60 "$HS" flame --folded --weight count "$W/nodebug-$how.hst" -o - 2>/dev/null |
+            sed "s/nodebug-$how+0x[0-9a-f]*/OFF/g" | sort | tr '\n' '|')
+        if [ $how = symtab ]; then want="main;nd_static 100|main;nd_weak;nd_global;nd_static 100|"
+        else want="OFF;OFF;OFF 100|OFF;OFF;OFF;OFF;OFF 100|"; fi
+        if [ "$got" = "$want" ]; then ok symbols/no-debug-info-$how
+        else fail symbols/no-debug-info-$how "folded stacks '$got', want '$want'"; fi
+    done
+else
+    fail symbols/no-debug-info "$HS_MISSING"
+fi
 if [ $HAVE_HS = 1 ] && [ -s "$W/vg-cxx.json" ]; then
     $U sym_any symbols/cxx-demangled "$W/vg-cxx.json" "ns::Widget::make("
 else
