@@ -216,7 +216,7 @@ __attribute__((noinline)) static uint32_t capture_nested(struct hs_thread *t)
 	return k ? nodes_for(t, 0, ips, (ptrdiff_t)sizeof(ips[0]), k, NULL) : 0;
 }
 
-uint32_t hs_stack_capture(struct hs_thread *t)
+uint32_t hs_stack_capture(struct hs_thread *t, const void *from)
 {
 	struct hs_uframe *f = t->uw.f;
 	int kept, n;
@@ -226,7 +226,7 @@ uint32_t hs_stack_capture(struct hs_thread *t)
 		return capture_nested(t);
 	t->in_unwind = 1;
 	id = 0;
-	n = hs_unwind(t, &kept, &id);
+	n = hs_unwind(t, &kept, &id, from);
 	if (n == 0) {
 		t->in_unwind = 0;
 		return id;

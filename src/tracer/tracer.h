@@ -311,7 +311,7 @@ static inline uint64_t hs_ticks(void)
 
 /* stacks.c */
 int hs_stacks_init(void);
-uint32_t hs_stack_capture(struct hs_thread *t);
+uint32_t hs_stack_capture(struct hs_thread *t, const void *from);
 void hs_stacks_reset(void);
 
 /* unwind.c */
@@ -329,7 +329,7 @@ void hs_loader_after_fork(void);
 void hs_modules_replay(void);
 int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uintptr_t *hi, uintptr_t *bias);
 void hs_unwind_thread_init(struct hs_thread *t);
-int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node);
+int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from);
 void hs_unwind_keep(struct hs_thread *t);
 int hs_unwind_plain(struct hs_thread *t, uint64_t *ips);
 

@@ -635,12 +635,14 @@ void hs_unwind_keep(struct hs_thread *t)
  * outermost first. *kept tells how many outer frames (with their node ids)
  * were kept from the previous walk; the others are new. Or, when a recent
  * walk (hs_unwind_keep) is this one, returns 0 with its stack id in *node
- * and t->uw untouched.
+ * and t->uw untouched. from: a frame of ours further out on this stack,
+ * where the walk of our own frames may start (fewer of them), or NULL.
  */
-__attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node)
+__attribute__((noinline)) int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from)
 {
 	struct hs_unwind_state *u = &t->uw;
-	uintptr_t *fp = __builtin_frame_address(0);
+	/* a caller's frame of ours (an argument: a signal handler's hook, nested, has its own), else this one */
+	uintptr_t *fp = from ? (uintptr_t *)(uintptr_t)from : __builtin_frame_address(0);
 	uint64_t ip = 0, sp = 0, bp = 0;
 	int bp_ok = 1, nn = 0, m = u->n - 1, keep = 0;
 
