@@ -691,6 +691,25 @@ static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
 		__asm__ volatile("prefetcht0 %0" : : "m"(ps->live.slots[home(&ps->live, hash_of(ev->ptr))]));
 }
 
+/*
+ * Half as far ahead, the slot asked for above has come: a FREE whose home
+ * slot holds its block has that block's entry (and, streaming, its
+ * sequence number) asked for too. Those loads were most of the pass's
+ * misses on a live set of millions (python3's leaks: 41% of the time).
+ */
+static inline void prefetch_entry(const struct pass *ps, const struct hs_event *ev)
+{
+	if (ps->live.bits > INDEX_FIRST_BITS && ev->kind == HS_EVENT_FREE) {
+		uint32_t h = hash_of(ev->ptr);
+		const struct slot *sl = &ps->live.slots[home(&ps->live, h)];
+		if (sl->idx != EMPTY && sl->hash == h) {
+			__builtin_prefetch(hs_alloctab_at(ps->t, sl->idx), 1);
+			if (ps->sink)
+				__builtin_prefetch(&ps->seq[sl->idx], 1);
+		}
+	}
+}
+
 static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
 {
 	struct pass ps = *ps_;
@@ -714,6 +733,8 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 			__builtin_prefetch(ev + 2 * AHEAD);
 			if (i + AHEAD < n)
 				prefetch(&ps, &batch[i + AHEAD]);
+			if (i + AHEAD / 2 < n)
+				prefetch_entry(&ps, &batch[i + AHEAD / 2]);
 			if (ev->time_ns > t->end_ns)
 				t->end_ns = ev->time_ns;
 			if (ev->kind == HS_EVENT_ALLOC && i + 1 < n && pairs(&ps, ev, ev + 1)) {
@@ -722,6 +743,8 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 				e = on_pair(&ps, ev, ev + 1);
 				if (++i + AHEAD < n)
 					prefetch(&ps, &batch[i + AHEAD]);
+				if (i + AHEAD / 2 < n)
+					prefetch_entry(&ps, &batch[i + AHEAD / 2]);
 			} else if (ev->kind == HS_EVENT_ALLOC)
 				e = on_alloc(&ps, ev);
 			else if (ev->kind == HS_EVENT_FREE)
