@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../../include/heapscope/heapscope.h"
+#include "../common/size.h"
 #include "../common/varint.h"
 #include "tracer.h"
 
@@ -398,23 +399,6 @@ struct hs_thread *hs_thread_create(void)
 	return t;
 }
 
-static uint64_t parse_size(const char *s)
-{
-	uint64_t v = 0;
-
-	if (!s)
-		return 0;
-	while (*s >= '0' && *s <= '9')
-		v = v * 10 + (uint64_t)(*s++ - '0');
-	switch (*s) {
-	case 'k': case 'K': v <<= 10; break;
-	case 'm': case 'M': v <<= 20; break;
-	case 'g': case 'G': v <<= 30; break;
-	default: break;
-	}
-	return v;
-}
-
 /* "250ns", "10us", "1ms", or a number of ns; out of range or malformed gives the default */
 static uint32_t parse_duration(const char *s, uint32_t dflt)
 {
@@ -679,19 +663,49 @@ release:
 	return -1;
 }
 
+/*
+ * HEAPSCOPE_SAMPLE as `heapscope record --sample` reads it. Read loosely,
+ * "1.5M" sampled at every byte and "abc" traced every call, silently: a
+ * value that is no size now leaves the program untraced, and says so
+ * when a trace was asked for.
+ */
+static int configure_sampling(const char *out)
+{
+	const char *v = getenv("HEAPSCOPE_SAMPLE");
+	uint64_t bytes = 0;
+	int e = errno, rc = 0;
+
+	/* 0, as unset: every call */
+	if (v && *v && hs_parse_size(v, &bytes) < 0) {
+		if (out && *out)
+			hs_log("bad HEAPSCOPE_SAMPLE", v, ": give a number of bytes, e.g. 512K or 1M (0: every call); not tracing");
+		rc = -1;
+		bytes = 0;
+	}
+	hs_g.cfg.sample_bytes = bytes;
+	errno = e;  /* strtoull: the program's malloc must not change it */
+	return rc;
+}
+
 /* First call into any hook, or our constructor, whichever comes first. */
 void hs_init(void)
 {
-	int expected = HS_UNINIT;
-	const char *out;
+	int expected = HS_UNINIT, bad;
+	const char *out, *res;
 
 	hs_hooks_resolve();
 	if (!atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INITIALIZING))
 		return;
 	init_once();
 	out = getenv("HEAPSCOPE_OUTPUT");
-	hs_g.cfg.sample_bytes = parse_size(getenv("HEAPSCOPE_SAMPLE"));
-	hs_g.cfg.time_resolution_ns = parse_duration(getenv("HEAPSCOPE_TIME_RESOLUTION"), HS_DEFAULT_RESOLUTION_NS);
+	bad = configure_sampling(out) < 0;
+	res = getenv("HEAPSCOPE_TIME_RESOLUTION");
+	hs_g.cfg.time_resolution_ns = parse_duration(res, HS_DEFAULT_RESOLUTION_NS);
+	if (res && *res && !parse_duration(res, 0)) {
+		if (out && *out)
+			hs_log("bad HEAPSCOPE_TIME_RESOLUTION", res, ": give 1ns to 1s, e.g. 250ns, 10us or 1ms; not tracing");
+		bad = 1;
+	}
 	hs_g.cfg.follow_fork = env_true("HEAPSCOPE_FOLLOW_FORK");
 	hs_g.cfg.libunwind_only = getenv("HEAPSCOPE_UNWIND") && !strcmp(getenv("HEAPSCOPE_UNWIND"), "libunwind");
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
@@ -724,7 +738,7 @@ void hs_init(void)
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
 		unsetenv("HEAPSCOPE_CHILD");
 	}
-	if (!out || !*out || start(out) < 0)
+	if (bad || !out || !*out || start(out) < 0)
 		atomic_store(&hs_g.state, HS_INERT);
 }
 

@@ -467,6 +467,25 @@ if [ $HAVE_HS = 1 ]; then
     if [ "$n" = 2 ]; then ok fork/env-percent-p
     else fail fork/env-percent-p "expected e.<ppid>.hst and e.<cpid>.hst, got: $(ls "$W/forkenv.d" | tr '\n' ' ')"; fi
 
+    # the environment's sizes and times read as record's options read them:
+    # "1.5M" is 1.5 MiB (it sampled at every byte); a value that is no size
+    # or time leaves the program untraced and running as before, with one
+    # line that names it (it traced every call, or at 100 us, silently)
+    rm -f "$W/envsz.hst"
+    LD_PRELOAD=$LIB HEAPSCOPE_OUTPUT=$W/envsz.hst HEAPSCOPE_SAMPLE=1.5M timeout 60 "$P/basic" >/dev/null 2>&1
+    got=$(timeout 60 "$HS" report --json "$W/envsz.hst" 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["sample_bytes"])' 2>&1)
+    if [ "$got" = 1572864 ]; then ok env/sample-fraction
+    else fail env/sample-fraction "HEAPSCOPE_SAMPLE=1.5M: sample_bytes '$got', want 1572864"; fi
+    for bad in HEAPSCOPE_SAMPLE=lots HEAPSCOPE_TIME_RESOLUTION=5s HEAPSCOPE_TIME_RESOLUTION=fast; do
+        rm -f "$W/envbad.hst"
+        out=$(env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/envbad.hst" "$bad" timeout 60 "$P/basic" 2>"$W/envbad.err")
+        rc=$?
+        nat=$(timeout 60 "$P/basic" 2>/dev/null)
+        if [ $rc = 0 ] && [ "$out" = "$nat" ] && [ ! -e "$W/envbad.hst" ] && [ "$(wc -l <"$W/envbad.err")" = 1 ] &&
+            grep -q "bad ${bad%%=*} '${bad#*=}'.*not tracing" "$W/envbad.err"; then ok "env/bad-value-${bad#HEAPSCOPE_}"
+        else fail "env/bad-value-${bad#HEAPSCOPE_}" "rc $rc, trace $(ls "$W/envbad.hst" 2>/dev/null || echo none), stderr '$(head -c 300 "$W/envbad.err")'"; fi
+    done
+
     # exec, default output names heapscope.<exe>.<pid>.hst in the cwd; the
     # two traces are told apart by the exe their report names
     hs_record exec --follow-exec -- "$P/execer" "$P/basic"
