@@ -628,9 +628,10 @@ __attribute__((noinline, cold)) static void test_raise(struct hs_thread *t, uint
 		raise(SIGUSR1);
 }
 
-/* Reserves n slots (1, or 2 with an extension); NULL when the event cannot be recorded. */
+/* How far ahead of its events a thread asks for the ring's lines (ev_begin) */
 #define HS_RING_AHEAD 64
 
+/* Reserves n slots (1, or 2 with an extension); NULL when the event cannot be recorded. */
 static inline struct hs_ev *ev_begin(struct hs_thread *t, unsigned n)
 {
 	uint64_t slot;
@@ -947,7 +948,7 @@ __attribute__((noinline)) static void record_alloc_slow(struct hs_thread *t, int
 		 * A thread's countdown starts at 0, drawn here at its first
 		 * allocation: else that one would be sampled for sure, which
 		 * the estimates weigh as if by chance. 3,400 short threads
-		 * of 2.5 MB in all were estimated at 1.78 GB.
+		 * of 3.2 MB in all were estimated at 1.78 GB.
 		 */
 		if (unlikely(!t->sample_left)) {
 			t->sample_left = next_sample(t);

@@ -601,7 +601,6 @@ static int snap_grow(void)
 	return 0;
 }
 
-
 /*
  * Every thread with events takes part in one merge: when more threads than
  * a fixed 256 had events, the ones left for a second pass had their events
