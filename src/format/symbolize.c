@@ -20,8 +20,8 @@ struct cached {
 };
 
 /*
- * A module's sized global symbols by address, for names where no DWARF
- * says more (stripped distribution binaries): dwfl_module_addrinfo scans
+ * A module's sized symbols by address, for names where no DWARF says more
+ * (distribution binaries, builds without -g): dwfl_module_addrinfo scans
  * the whole symbol table at each call, a tenth of a flame graph of
  * python3's trace (12,000 symbols, thousands of addresses).
  */
@@ -32,18 +32,26 @@ struct symrange {
 	const char *name;    /* libdw's: lives as long as the Dwfl */
 };
 
-/*
- * Where libdw found no name (static functions of a stripped binary: all of
- * python3's 1,600 lookups that the table above could not answer), the
- * answer holds between any two neighbouring places where a symbol or a
- * section starts or ends: everything libdw's search compares pc with
- * gives the same result there. Such stretches are remembered as nameless.
- */
-struct symtab {
-	Dwfl_Module *mod;
+/* One part of the table, as libdw searches it: the globals, then the locals */
+struct symset {
 	struct symrange *v;
 	uint64_t *maxend;    /* the largest end among v[0 .. i] */
 	size_t n;
+};
+
+/*
+ * Where libdw found no name (static functions of a stripped binary: all of
+ * python3's 1,600 lookups that the sets could not answer), the answer
+ * holds between any two neighbouring places where a symbol or a section
+ * starts or ends: everything libdw's search compares pc with gives the
+ * same result there. Such stretches are remembered as nameless.
+ */
+struct symtab {
+	Dwfl_Module *mod;
+	struct symset global, local;
+	int has_locals;      /* libdw searches them (a table with locals before its first global) */
+	uint64_t *labels;    /* sorted: global symbols without a size, which can stop libdw's search of the locals */
+	size_t nlabels;
 	uint64_t *bounds;    /* sorted, distinct */
 	uint8_t *nameless;   /* per stretch: [0] below bounds[0], [k + 1] after bounds[k] */
 	size_t nbounds;
@@ -113,8 +121,11 @@ static const char *pretty(struct hs_symbols *s, const char *name)
 static void free_dwfl(struct hs_symbols *s)
 {
 	for (size_t i = 0; i < s->ntabs; i++) {
-		free(s->tabs[i].v);
-		free(s->tabs[i].maxend);
+		free(s->tabs[i].global.v);
+		free(s->tabs[i].global.maxend);
+		free(s->tabs[i].local.v);
+		free(s->tabs[i].local.maxend);
+		free(s->tabs[i].labels);
 		free(s->tabs[i].bounds);
 		free(s->tabs[i].nameless);
 	}
@@ -379,10 +390,50 @@ static long symtab_stretch(const struct symtab *t, uint64_t pc)
 	return (long)lo;
 }
 
+/* Whether the symbol is one libdw's search looks at: named, defined, not a section, file or TLS */
+static int searched(const char *name, const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return name && name[0] && sym->st_shndx != SHN_UNDEF && type != STT_SECTION && type != STT_FILE &&
+	       type != STT_TLS;
+}
+
+/* The sized symbols of [from, to), sorted; global ones without a size to labels. 0, or -1 out of memory. */
+static int symset_fill(struct symset *set, struct symtab *t, Dwfl_Module *mod, int from, int to)
+{
+	if (to <= from)
+		return 0;
+	if (!(set->v = malloc((size_t)(to - from) * sizeof(*set->v))))
+		return -1;
+	for (int i = from; i < to; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
+
+		if (!searched(name, &sym))
+			continue;
+		if (sym.st_size == 0) {
+			if (set == &t->global && t->labels)
+				t->labels[t->nlabels++] = value;
+			continue;
+		}
+		set->v[set->n++] = (struct symrange){ value, value + sym.st_size, (uint32_t)i, (uint8_t)bind_rank(&sym), name };
+	}
+	qsort(set->v, set->n, sizeof(*set->v), by_lo);
+	if (!(set->maxend = malloc((set->n + 1) * sizeof(*set->maxend)))) {
+		set->n = 0;
+		return -1;
+	}
+	for (size_t i = 0; i < set->n; i++)
+		set->maxend[i] = i && set->maxend[i - 1] > set->v[i].end ? set->maxend[i - 1] : set->v[i].end;
+	return 0;
+}
+
 /*
- * The symbols dwfl_module_addrinfo looks at first: the global part of the
- * table, named, defined, sized, not sections, files or TLS. An empty table
- * (no memory, no symbols) sends every lookup to libdw.
+ * The parts of the table dwfl_module_addrinfo looks at, as it does: the
+ * globals first, then the locals (before the first global), where there
+ * are any. Out of memory, a lookup the sets cannot answer goes to libdw.
  */
 static struct symtab *symtab_of(struct hs_symbols *s, Dwfl_Module *mod)
 {
@@ -399,53 +450,53 @@ static struct symtab *symtab_of(struct hs_symbols *s, Dwfl_Module *mod)
 	*t = (struct symtab){ .mod = mod };
 	n = dwfl_module_getsymtab(mod);
 	first = dwfl_module_getsymtab_first_global(mod);
-	if (n <= 0 || first < 0 || !(t->v = malloc((size_t)n * sizeof(*t->v))))
+	if (n <= 0 || first < 0)
 		return t;
-	for (int i = first == 0 ? 1 : first; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr value;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
-		int type = GELF_ST_TYPE(sym.st_info);
-
-		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || sym.st_size == 0 || type == STT_SECTION ||
-		    type == STT_FILE || type == STT_TLS)
-			continue;
-		t->v[t->n++] = (struct symrange){ value, value + sym.st_size, (uint32_t)i, (uint8_t)bind_rank(&sym), name };
+	t->labels = malloc((size_t)n * sizeof(*t->labels));
+	if (symset_fill(&t->global, t, mod, first == 0 ? 1 : first, n) == 0 && t->labels) {
+		qsort(t->labels, t->nlabels, sizeof(*t->labels), cmp_u64);
+		t->has_locals = first > 1 && symset_fill(&t->local, t, mod, 1, first) == 0;
 	}
-	qsort(t->v, t->n, sizeof(*t->v), by_lo);
 	symtab_bounds(t, mod, n);
-	if (!(t->maxend = malloc((t->n + 1) * sizeof(*t->maxend)))) {
-		t->n = 0;
-		return t;
-	}
-	for (size_t i = 0; i < t->n; i++)
-		t->maxend[i] = i && t->maxend[i - 1] > t->v[i].end ? t->maxend[i - 1] : t->v[i].end;
 	return t;
 }
 
-/*
- * dwfl_module_addrinfo's answer where a sized global symbol holds pc: its
- * choice among them (the closest start, then the better binding, then the
- * smaller size, then the first in the table), or NULL for libdw to look
- * at the rest (locals, labels without a size).
- */
-static const char *symtab_name(const struct symtab *t, uint64_t pc)
+static int is_label(const struct symtab *t, uint64_t pc)
 {
-	const struct symrange *best = NULL, *c[16];
-	size_t lo = 0, hi = t->n, nc = 0;
+	size_t lo = 0, hi = t->nlabels;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].lo <= pc)
+		if (t->labels[mid] < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t j = lo; j-- > 0 && t->maxend[j] > pc;)
-		if (t->v[j].end > pc) {
+	return lo < t->nlabels && t->labels[lo] == pc;
+}
+
+/*
+ * libdw's choice among the set's symbols that hold pc (the closest start,
+ * then the better binding, then the smaller size, then the first in the
+ * table) in *name: 1; 0 when none does; -1 when too many do to tell here.
+ */
+static int symset_name(const struct symset *set, uint64_t pc, const char **name)
+{
+	const struct symrange *best = NULL, *c[16];
+	size_t lo = 0, hi = set->n, nc = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (set->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0 && set->maxend[j] > pc;)
+		if (set->v[j].end > pc) {
 			if (nc == 16)
-				return NULL;
-			c[nc++] = &t->v[j];
+				return -1;
+			c[nc++] = &set->v[j];
 		}
 	/* in table order, as libdw meets them */
 	for (size_t i = 1; i < nc; i++)
@@ -461,7 +512,23 @@ static const char *symtab_name(const struct symtab *t, uint64_t pc)
 					   (best->end - best->lo >= y->end - y->lo && best->bind < y->bind))))
 			best = y;
 	}
-	return best ? best->name : NULL;
+	*name = best ? best->name : NULL;
+	return best != NULL;
+}
+
+/*
+ * dwfl_module_addrinfo's answer where a sized symbol holds pc: a global
+ * one, else a local one, which libdw looks for only where no global label
+ * sits at pc itself. NULL: libdw's to answer (labels without a size).
+ */
+static const char *symtab_name(const struct symtab *t, uint64_t pc)
+{
+	const char *name = NULL;
+	int rc = symset_name(&t->global, pc, &name);
+
+	if (rc == 0 && t->has_locals && !is_label(t, pc))
+		rc = symset_name(&t->local, pc, &name);
+	return rc > 0 ? name : NULL;
 }
 
 static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int max)
@@ -537,7 +604,7 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 		GElf_Sym sym;
 		GElf_Off off;
 		struct symtab *t = symtab_of(s, mod);
-		const char *name = t && t->n ? symtab_name(t, pc) : NULL;
+		const char *name = t ? symtab_name(t, pc) : NULL;
 		long k = t && !name ? symtab_stretch(t, pc) : -1;
 
 		if (!name && (k < 0 || !t->nameless[k])) {
