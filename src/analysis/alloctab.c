@@ -438,14 +438,20 @@ static void new_peak(struct pass *ps, const struct hs_event *ev, uint64_t seq)
  * Fills a new table entry (f: the address while live, or the free time)
  * for allocation number seq and counts it into the heap.
  */
-static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f, uint64_t seq)
+/* The entry of an ALLOC event; f: the address while live, the free time, or HS_ALLOC_NEVER */
+static inline void entry(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f)
 {
-	struct hs_alloctab *t = ps->t;
-
 	a->a = clamp_time(ev->time_ns) | (uint64_t)thread_index(ps, ev->tid) << 48;
 	a->f = f | (ev->size >> 32 & HS_ALLOC_SIZE_HI) << 48;
 	a->size_lo = (uint32_t)ev->size;
 	a->stack = ev->stack;
+}
+
+static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f, uint64_t seq)
+{
+	struct hs_alloctab *t = ps->t;
+
+	entry(ps, a, ev, f);
 	if (t->sample_bytes) {
 		ps->heap_est += (double)ev->size * hs_alloctab_weight(t, ev->size);
 		if (ps->heap_est > t->peak_heap) {
@@ -847,10 +853,7 @@ int hs_alloctab_scan(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sin
 				t->end_ns = ev->time_ns;
 			if (ev->kind == HS_EVENT_ALLOC) {
 				struct hs_alloc a;
-				a.a = clamp_time(ev->time_ns) | (uint64_t)thread_index(&ps, ev->tid) << 48;
-				a.f = HS_ALLOC_NEVER | (ev->size >> 32 & HS_ALLOC_SIZE_HI) << 48;
-				a.size_lo = (uint32_t)ev->size;
-				a.stack = ev->stack;
+				entry(&ps, &a, ev, HS_ALLOC_NEVER);
 				emit(&ps, &a, t->n++, 0);
 			} else if (ev->kind != HS_EVENT_FREE && (rc = on_other(t, ev)) < 0) {
 				goto out;

@@ -140,10 +140,7 @@ static void exec_failed(const char *prog, int err)
 			  : err == ENOEXEC ? "not a program this system can run; check that it is built for this machine"
 			  : NULL;
 
-	if (why)
-		fprintf(stderr, "heapscope: cannot run '%s': %s\n", prog, why);
-	else
-		fprintf(stderr, "heapscope: cannot run '%s': %s\n", prog, strerror(err));
+	fprintf(stderr, "heapscope: cannot run '%s': %s\n", prog, why ? why : strerror(err));
 }
 
 /* Tells where the root process's trace went; %e was the traced program's own name. */

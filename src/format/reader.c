@@ -766,6 +766,17 @@ static inline struct hs_predict *current_predict(struct hs_reader *r)
 	return r->pred;
 }
 
+/* fast_one's and fast_bare's end: the record taken, its thread and time (pt: the time stream past its delta t) */
+__attribute__((always_inline)) static inline void fast_done(struct hs_reader *r, struct hs_event *ev, const uint8_t *pt,
+							    uint64_t t)
+{
+	ev->tid = r->tid;
+	r->sp[HS_STREAM_TYPE]++;
+	r->sp[HS_STREAM_TIME] = pt;
+	r->q += (uint64_t)hs_unzigzag(t);
+	ev->time_ns = r->q * r->info.time_resolution_ns;
+}
+
 /*
  * Allocations (but realloc's) and frees, most of any trace, decoded in one
  * straight run. 1: *ev filled; 0: not such a record, or something in it is
@@ -838,12 +849,8 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 	}
 	pr->last = ev->ptr;
 	ev->old_ptr = 0;
-	ev->tid = r->tid;
-	r->sp[HS_STREAM_TYPE]++;
 	r->sp[HS_STREAM_PTR] = pp;
-	r->sp[HS_STREAM_TIME] = pt;
-	r->q += (uint64_t)hs_unzigzag(t);
-	ev->time_ns = r->q * r->info.time_resolution_ns;
+	fast_done(r, ev, pt, t);
 	return 1;
 }
 
@@ -881,11 +888,7 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 	ev->fn = fn;
 	ev->ptr = 0;
 	ev->old_ptr = 0;
-	ev->tid = r->tid;
-	r->sp[HS_STREAM_TYPE]++;
-	r->sp[HS_STREAM_TIME] = pt;
-	r->q += (uint64_t)hs_unzigzag(t);
-	ev->time_ns = r->q * r->info.time_resolution_ns;
+	fast_done(r, ev, pt, t);
 	return 1;
 }
 

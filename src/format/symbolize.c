@@ -48,8 +48,7 @@ struct symset {
  */
 struct symtab {
 	Dwfl_Module *mod;
-	struct symset global, local;
-	int has_locals;      /* libdw searches them (a table with locals before its first global) */
+	struct symset global, local;   /* local: empty unless labels are known too */
 	uint64_t *labels;    /* sorted: global symbols without a size, which can stop libdw's search of the locals */
 	size_t nlabels;
 	uint64_t *bounds;    /* sorted, distinct */
@@ -455,7 +454,7 @@ static struct symtab *symtab_of(struct hs_symbols *s, Dwfl_Module *mod)
 	t->labels = malloc((size_t)n * sizeof(*t->labels));
 	if (symset_fill(&t->global, t, mod, first == 0 ? 1 : first, n) == 0 && t->labels) {
 		qsort(t->labels, t->nlabels, sizeof(*t->labels), cmp_u64);
-		t->has_locals = first > 1 && symset_fill(&t->local, t, mod, 1, first) == 0;
+		(void)symset_fill(&t->local, t, mod, 1, first);
 	}
 	symtab_bounds(t, mod, n);
 	return t;
@@ -526,7 +525,7 @@ static const char *symtab_name(const struct symtab *t, uint64_t pc)
 	const char *name = NULL;
 	int rc = symset_name(&t->global, pc, &name);
 
-	if (rc == 0 && t->has_locals && !is_label(t, pc))
+	if (rc == 0 && t->local.n && !is_label(t, pc))
 		rc = symset_name(&t->local, pc, &name);
 	return rc > 0 ? name : NULL;
 }

@@ -399,20 +399,20 @@ struct hs_thread *hs_thread_create(void)
 	return t;
 }
 
-/* "250ns", "10us", "1ms", or a number of ns; out of range or malformed gives the default */
-static uint32_t parse_duration(const char *s, uint32_t dflt)
+/* "250ns", "10us", "1ms", or a number of ns, 1 ns to 1 s; 0: unset, out of range or malformed */
+static uint32_t parse_duration(const char *s)
 {
 	uint64_t v = 0;
 	int digits = 0;
 
 	if (!s || !*s)
-		return dflt;
+		return 0;
 	while (*s >= '0' && *s <= '9' && v < 1000000000000ull) {
 		v = v * 10 + (uint64_t)(*s++ - '0');
 		digits++;
 	}
 	if (!digits)
-		return dflt;
+		return 0;
 	if (!strcmp(s, "us"))
 		v *= 1000;
 	else if (!strcmp(s, "ms"))
@@ -420,8 +420,8 @@ static uint32_t parse_duration(const char *s, uint32_t dflt)
 	else if (!strcmp(s, "s"))
 		v *= 1000000000;
 	else if (*s && strcmp(s, "ns"))
-		return dflt;
-	return v >= 1 && v <= 1000000000 ? (uint32_t)v : dflt;
+		return 0;
+	return v >= 1 && v <= 1000000000 ? (uint32_t)v : 0;
 }
 
 static int env_true(const char *name)
@@ -664,14 +664,15 @@ release:
 }
 
 /*
- * HEAPSCOPE_SAMPLE as `heapscope record --sample` reads it. Read loosely,
- * "1.5M" sampled at every byte and "abc" traced every call, silently: a
- * value that is no size now leaves the program untraced, and says so
- * when a trace was asked for.
+ * HEAPSCOPE_SAMPLE and HEAPSCOPE_TIME_RESOLUTION as `heapscope record`
+ * reads its options. Read loosely, "1.5M" sampled at every byte, "abc"
+ * traced every call and a bad resolution fell back to 100 us, silently: a
+ * value that is no size or time now leaves the program untraced, and says
+ * so when a trace was asked for. -1: such a value.
  */
-static int configure_sampling(const char *out)
+static int configure(const char *out)
 {
-	const char *v = getenv("HEAPSCOPE_SAMPLE");
+	const char *v = getenv("HEAPSCOPE_SAMPLE"), *res = getenv("HEAPSCOPE_TIME_RESOLUTION");
 	uint64_t bytes = 0;
 	int e = errno, rc = 0;
 
@@ -682,8 +683,16 @@ static int configure_sampling(const char *out)
 		rc = -1;
 		bytes = 0;
 	}
-	hs_g.cfg.sample_bytes = bytes;
 	errno = e;  /* strtoull: the program's malloc must not change it */
+	hs_g.cfg.sample_bytes = bytes;
+	hs_g.cfg.time_resolution_ns = parse_duration(res);
+	if (res && *res && !hs_g.cfg.time_resolution_ns) {
+		if (out && *out)
+			hs_log("bad HEAPSCOPE_TIME_RESOLUTION", res, ": give 1ns to 1s, e.g. 250ns, 10us or 1ms; not tracing");
+		rc = -1;
+	}
+	if (!hs_g.cfg.time_resolution_ns)
+		hs_g.cfg.time_resolution_ns = HS_DEFAULT_RESOLUTION_NS;
 	return rc;
 }
 
@@ -691,21 +700,14 @@ static int configure_sampling(const char *out)
 void hs_init(void)
 {
 	int expected = HS_UNINIT, bad;
-	const char *out, *res;
+	const char *out;
 
 	hs_hooks_resolve();
 	if (!atomic_compare_exchange_strong(&hs_g.state, &expected, HS_INITIALIZING))
 		return;
 	init_once();
 	out = getenv("HEAPSCOPE_OUTPUT");
-	bad = configure_sampling(out) < 0;
-	res = getenv("HEAPSCOPE_TIME_RESOLUTION");
-	hs_g.cfg.time_resolution_ns = parse_duration(res, HS_DEFAULT_RESOLUTION_NS);
-	if (res && *res && !parse_duration(res, 0)) {
-		if (out && *out)
-			hs_log("bad HEAPSCOPE_TIME_RESOLUTION", res, ": give 1ns to 1s, e.g. 250ns, 10us or 1ms; not tracing");
-		bad = 1;
-	}
+	bad = configure(out) < 0;
 	hs_g.cfg.follow_fork = env_true("HEAPSCOPE_FOLLOW_FORK");
 	hs_g.cfg.libunwind_only = getenv("HEAPSCOPE_UNWIND") && !strcmp(getenv("HEAPSCOPE_UNWIND"), "libunwind");
 	hs_g.cfg.follow_exec = env_true("HEAPSCOPE_FOLLOW_EXEC");
@@ -713,7 +715,7 @@ void hs_init(void)
 	hs_g.cfg.raise_at = getenv("HEAPSCOPE_TEST_RAISE_AT") ? atol(getenv("HEAPSCOPE_TEST_RAISE_AT")) : 0;
 	hs_g.cfg.raise_full = env_true("HEAPSCOPE_TEST_RAISE_FULL");
 	hs_g.cfg.is_child = env_true("HEAPSCOPE_CHILD");
-	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"), 0);
+	clock_error_ns = parse_duration(getenv("HEAPSCOPE_TEST_CLOCK_ERROR"));
 	clock_gettime_only = getenv("HEAPSCOPE_TEST_CLOCK") && !strcmp(getenv("HEAPSCOPE_TEST_CLOCK"), "gettime");
 	fail_thread = getenv("HEAPSCOPE_TEST_FAIL_THREAD") ? atol(getenv("HEAPSCOPE_TEST_FAIL_THREAD")) : 0;
 	/*

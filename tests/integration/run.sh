@@ -680,9 +680,9 @@ else
     fail symbols/dlopen-relative-path "$HS_MISSING"
 fi
 # No debug info: names from the symbol table (symbolize.c keeps its sized
-# globals sorted; libdw scanned all of them for each address), a static
-# function's from .symtab's locals; stripped, every frame of the program is
-# named by module and offset, none by a wrong neighbour
+# globals and locals sorted; libdw scanned all of them for each address), a
+# static function's from .symtab's locals; stripped, every frame of the
+# program is named by module and offset, none by a wrong neighbour
 if [ $HAVE_HS = 1 ]; then
     for how in symtab stripped; do
         flags="-O1 -fno-omit-frame-pointer"
