@@ -537,6 +537,22 @@ static void append_walk(struct hs_unwind_state *u, int keep, int nn)
 	u->chk_n = c;
 }
 
+/*
+ * The previous walk's frame at index m or further out (lower index) whose
+ * sp is at least sp, or -1. Its own function, so that the index stays in a
+ * register: spilled in hs_unwind's loop, each step waited on the store
+ * before.
+ */
+static inline int frame_below(const struct hs_unwind_state *u, int m, uint64_t sp)
+{
+	const struct hs_uframe *f = u->f;
+	int i = m;
+
+	while (i >= 0 && f[i].sp < sp)
+		i--;
+	return i;
+}
+
 /* f, a frame of an earlier walk, has the registers this walk has reached (rbp only where the walk from f on needs it) */
 static inline int same_frame(const struct hs_uframe *f, uint64_t ip, uint64_t sp, uint64_t bp, int bp_ok)
 {
@@ -667,6 +683,21 @@ int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from)
 	}
 	if (!sp)
 		goto slow;
+	/*
+	 * Where the last full walk went deeper than this one, the scan below
+	 * would step through its frames, a cache line each: the recent walks
+	 * first (sqlite3 traced, 1.38x to 1.26x native: its last full walk is
+	 * mostly deeper than the walks the recent ones answer). Not where that
+	 * walk's innermost frame is at this sp, as in a loop allocating at one
+	 * place. A miss here looks the recent walks up once more in the loop.
+	 */
+	if (m < 0 || u->f[m].sp < sp) {
+		const struct hs_walk *w = kept_walk(t, ip, sp, bp, bp_ok);
+		if (w) {
+			*node = w->node;
+			return 0;
+		}
+	}
 
 	for (;;) {
 		const struct rule *r;
@@ -674,8 +705,7 @@ int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from)
 		uint64_t cfa;
 
 		/* the previous walk's frames, inside out, have rising sp: look for one with these registers */
-		while (m >= 0 && u->f[m].sp < sp)
-			m--;
+		m = frame_below(u, m, sp);
 		if (m >= 0 && same_frame(&u->f[m], ip, sp, bp, bp_ok)) {
 			if (unchanged(u, m)) {
 				keep = m + 1;
