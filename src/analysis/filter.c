@@ -129,6 +129,56 @@ static int parse_time(struct hs_filter *f, enum hs_filter_time which, const char
 		return fail(f, "bad %s '%s' for %s; use %s", duration ? "duration" : "time", val, opt,
 			    duration ? HS_DURATION_FORMS : HS_TIMESPEC_FORMS);
 	f->have_time |= 1u << which;
+	snprintf(f->time_src[which], sizeof(f->time_src[which]), "%s", val);
+	return 0;
+}
+
+/* The option that gives each time, for messages. */
+static const char *const time_opt[HS_FT_COUNT] = {
+	"--allocated-between", "--allocated-between", "--live-between", "--live-between", "--live-at",
+	"--freed-between", "--freed-between", "--leaked-or-freed-after", "--lifetime-min", "--lifetime-max",
+};
+
+/* The bounds of a range, with its option's name (the lifetime's are two options). */
+static const struct range {
+	enum hs_filter_time lo, hi;
+	const char *opt;
+} ranges[] = {
+	{ HS_FT_ALLOC_LO, HS_FT_ALLOC_HI, "--allocated-between" },
+	{ HS_FT_LIVE_LO, HS_FT_LIVE_HI, "--live-between" },
+	{ HS_FT_FREED_LO, HS_FT_FREED_HI, "--freed-between" },
+	{ HS_FT_LIFE_MIN, HS_FT_LIFE_MAX, "--lifetime-min" },
+};
+
+/* a comes after b whatever the trace: both counted from one anchor (the start, the run's length, the peak or the end) */
+static int surely_after(const struct hs_timespec *a, const struct hs_timespec *b)
+{
+	if (a->anchor != b->anchor)
+		return 0;
+	return a->percent > b->percent || (a->percent == b->percent && a->offset_ns > b->offset_ns);
+}
+
+/*
+ * A range that ends before it starts matches nothing: before, "--live-between
+ * 2s 1s" gave the blocks allocated by 1s and freed after 2s. Refused where
+ * the order shows already; hs_filter_prepare tells the rest.
+ */
+static int check_order(struct hs_filter *f)
+{
+	for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+		const struct range *r = &ranges[k];
+		unsigned both = 1u << r->lo | 1u << r->hi;
+		if ((f->have_time & both) != both || !surely_after(&f->time[r->lo], &f->time[r->hi]))
+			continue;
+		if (r->lo == HS_FT_LIFE_MIN)
+			return fail(f, "--lifetime-min '%s' is longer than --lifetime-max '%s': no allocation can match; "
+				    "give the shorter one to --lifetime-min", f->time_src[r->lo], f->time_src[r->hi]);
+		return fail(f, "the range '%s %s' of %s ends before it starts; give the earlier time first",
+			    f->time_src[r->lo], f->time_src[r->hi], r->opt);
+	}
+	if (f->size_min > f->size_max)
+		return fail(f, "--size-min '%s' is more than --size-max '%s': no allocation can match; "
+			    "give the smaller size to --size-min", f->size_src[0], f->size_src[1]);
 	return 0;
 }
 
@@ -166,8 +216,10 @@ static int apply(struct hs_filter *f, const char *opt, char **v)
 	else if (!strcmp(opt, "--no-default-hide"))
 		f->no_default_hide = 1;
 	else if (!strcmp(opt, "--size-min") || !strcmp(opt, "--size-max")) {
-		if (hs_parse_size(v[0], !strcmp(opt, "--size-min") ? &f->size_min : &f->size_max) < 0)
+		int max = !strcmp(opt, "--size-max");
+		if (hs_parse_size(v[0], max ? &f->size_max : &f->size_min) < 0)
 			return fail(f, "bad size '%s' for %s; use bytes with an optional K, M, G or T suffix (512, 4K, 1.5M)", v[0], opt);
+		snprintf(f->size_src[max], sizeof(f->size_src[max]), "%s", v[0]);
 	} else if (!strcmp(opt, "--through"))
 		return add_regex(f, f->through, &f->nthrough, opt, v[0]);
 	else if (!strcmp(opt, "--not-through"))
@@ -223,7 +275,7 @@ int hs_filter_parse(struct hs_filter *f, int argc, char **argv, int *i)
 			for (int j = 0; j < o->nvals; j++)
 				vals[j] = argv[*i + 1 + j];
 		}
-		if ((rc = apply(f, opt, vals)) < 0)
+		if ((rc = apply(f, opt, vals)) < 0 || (rc = check_order(f)) < 0)
 			return rc;
 		describe(f, opt, vals, o->nvals);
 		*i += eq ? 0 : o->nvals;
@@ -263,6 +315,34 @@ static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns
 		f->t[k] = k == HS_FT_LIVE_AT ? moment : hs_timespec_resolve(&f->time[k], end_ns, peak_ns);
 	}
 	f->empty = f->leaked && f->temporary;
+	f->warn[0] = 0;
+	/* what the order did not show at parsing: an anchor differs ("end-1s" and "50%") */
+	for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+		const struct range *r = &ranges[k];
+		unsigned both = 1u << r->lo | 1u << r->hi;
+		if ((f->have_time & both) != both || f->t[r->lo] <= f->t[r->hi])
+			continue;
+		f->empty = 1;
+		if (r->lo == HS_FT_LIFE_MIN)
+			snprintf(f->warn, sizeof(f->warn),
+				 "--lifetime-min '%s' is longer than --lifetime-max '%s' in this trace (%.6f s and %.6f s): "
+				 "no allocation matches; give the shorter one to --lifetime-min", f->time_src[r->lo],
+				 f->time_src[r->hi], (double)f->t[r->lo] / 1e9, (double)f->t[r->hi] / 1e9);
+		else
+			snprintf(f->warn, sizeof(f->warn),
+				 "the range '%s %s' of %s ends before it starts in this trace (at %.6f s and %.6f s): "
+				 "no allocation matches; give the earlier time first", f->time_src[r->lo],
+				 f->time_src[r->hi], r->opt, (double)f->t[r->lo] / 1e9, (double)f->t[r->hi] / 1e9);
+		return;
+	}
+	/* points of time counted from the start are not clamped to the run: a time past the end asks about after the exit */
+	for (int k = 0; k < HS_FT_LIFE_MIN; k++)
+		if ((f->have_time & 1u << k) && f->time[k].anchor == HS_TIME_START && f->t[k] > end_ns) {
+			snprintf(f->warn, sizeof(f->warn),
+				 "time '%s' of %s is past the end of the run (%.6f s): blocks never freed count as live there; "
+				 "give a time within the run, or 'end'", f->time_src[k], time_opt[k], (double)end_ns / 1e9);
+			return;
+		}
 }
 
 void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns)

@@ -34,8 +34,10 @@ struct hs_filter_regex {
  */
 struct hs_filter {
 	struct hs_timespec time[HS_FT_COUNT];
+	char time_src[HS_FT_COUNT][32];   /* as given, for messages */
 	unsigned have_time;               /* bit per enum hs_filter_time */
 	uint64_t size_min, size_max;
+	char size_src[2][32];             /* --size-min, --size-max as given */
 	int leaked, temporary;
 	uint32_t *tids;
 	int ntids;
@@ -66,7 +68,7 @@ struct hs_filter {
 	struct hs_stacks *st;
 
 	char err[512];
-	char warn[512];                   /* after prepare: a condition that matches nothing in this trace */
+	char warn[512];                   /* after prepare: a condition that matches nothing in this trace, or a time past its end */
 	char desc[1024];                  /* the conditions as given, for output headers */
 };
 

@@ -121,6 +121,9 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 		return hs_cli_stream_fall_back(path, "an event came late after the last chunk's");
 	if (hs_reader_warning(t->r)[0])
 		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(t->r));
+	/* the sink's begin prepared the filter's times (hs_filter_prepare_stream) */
+	if (f->warn[0])
+		fprintf(stderr, "heapscope: warning: %s\n", f->warn);
 	if (hs_stacks_init(&t->st, t->r, f->hide, f->nhide, !f->no_default_hide, (enum hs_group_by)by) < 0)
 		return hs_die("out of memory analysing '%s'", path);
 	t->have_st = 1;

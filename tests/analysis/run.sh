@@ -469,4 +469,32 @@ experr error-diff-third "diff takes two traces" diff "$L" "$L" "$L"
 experr error-report-two "report takes one trace, got '$L' and '$P'; run it once per trace" report "$L" "$P"
 experr error-diff-sort "bad value 'size' for --sort" diff "$L" "$L" --sort size
 experr error-not-a-trace "leaky.c" leaks "$T/progs/leaky.c"
+
+# a range that ends before it starts matched blocks allocated by its end and freed after its start
+experr error-range-reversed "the range '350ms 250ms' of --live-between ends before it starts; give the earlier time first" \
+    top "$P" --live-between 350ms 250ms
+experr error-range-reversed-percent "the range '90% 10%' of --allocated-between ends before it starts" leaks "$L" --allocated-between 90% 10%
+experr error-lifetime-order "lifetime-min '1s' is longer than --lifetime-max '1ms'" top "$P" --lifetime-min 1s --lifetime-max 1ms
+experr error-size-order "size-min '100' is more than --size-max '10'" flame --folded "$P" --size-max 10 --size-min 100
+# anchors that differ: only the trace tells the order, then nothing matches and stderr says why
+expect range-reversed-in-trace 0 "$(total calls "$P" --live-between end-1ms 10%)"
+if grep -q "the range 'end-1ms 10%' of --live-between ends before it starts in this trace" "$W/err"; then
+    ok range-reversed-in-trace-warns
+else
+    fail range-reversed-in-trace-warns "stderr: $(head -c 200 "$W/err")"
+fi
+# the streaming pass prepares the filter itself: its warning too
+n=$("$HS" leaks --json "$L" --lifetime-min 50% --lifetime-max 1us 2>"$W/err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["matched_records"])' 2>/dev/null)
+if [ "$n" = 0 ] && grep -q "lifetime-min '50%' is longer than --lifetime-max '1us' in this trace" "$W/err"; then
+    ok stream-lifetime-order-warns
+else
+    fail stream-lifetime-order-warns "matched '$n', stderr: $(head -c 200 "$W/err")"
+fi
+# times from the start are not clamped to the run: past its end, say so
+"$HS" top "$P" --live-at 1000s >/dev/null 2>"$W/err"
+if grep -q "time '1000s' of --live-at is past the end of the run" "$W/err"; then
+    ok time-past-end-warns
+else
+    fail time-past-end-warns "stderr: $(head -c 200 "$W/err")"
+fi
 exit 0
