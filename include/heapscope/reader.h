@@ -139,6 +139,12 @@ struct hs_trace_info {
 	const char *exe;
 	int argc;
 	char **argv;
+	/*
+	 * 1 when, at open, the tracer still had the file open for writing (its
+	 * process runs): the trace has no END yet and may grow past what this
+	 * reader reads. 0 once it closed it, as at exit or when killed.
+	 */
+	int being_written;
 };
 
 int hs_reader_open(struct hs_reader **out, const char *path);

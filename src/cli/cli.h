@@ -25,6 +25,8 @@ struct hs_reader;
 struct hs_alloctab;
 /* Opens a trace and loads its allocation table, with a progress line on a terminal; 0, or 1 after printing why not. */
 int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path);
+/* One line on stderr when the trace's process still writes it (hs_trace_info.being_written). */
+void hs_cli_warn_if_written(struct hs_reader *r, const char *path);
 
 /*
  * A loaded trace ready for analysis: its table, and its stacks grouped by

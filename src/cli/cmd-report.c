@@ -28,6 +28,7 @@ int hs_cmd_report(int argc, char **argv)
 		rc = hs_die("%s", hs_reader_error(r));
 		goto out;
 	}
+	hs_cli_warn_if_written(r, path);
 	if (hs_report_build(&rep, r) < 0) {
 		rc = hs_die("%s", hs_reader_error(r));
 		goto out;

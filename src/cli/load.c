@@ -10,6 +10,7 @@
 
 #include "../analysis/alloctab.h"
 #include "../analysis/filter.h"
+#include "../common/file.h"
 #include "cli.h"
 #include "heapscope/reader.h"
 
@@ -39,6 +40,15 @@ static void on_progress(void *arg, uint64_t offset)
 	p->shown = 1;
 }
 
+/* A trace its process still writes: figures stop at its last flushed chunk, and what it frees later looks leaked. */
+void hs_cli_warn_if_written(struct hs_reader *r, const char *path)
+{
+	if (hs_reader_info(r)->being_written)
+		fprintf(stderr, "heapscope: warning: '%s' is still being written by pid %u (running): figures are up to "
+				"its last chunk flushed before now, and blocks it has not freed yet count as leaked; read it "
+				"again after the program ends for the whole run\n", path, hs_reader_info(r)->pid);
+}
+
 int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
 {
 	struct progress p = { .path = path, .start = now() };
@@ -47,6 +57,7 @@ int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
 
 	if (hs_reader_open(r, path) < 0)
 		return hs_die("%s", hs_reader_error(*r));
+	hs_cli_warn_if_written(*r, path);
 	if (stat(path, &st) == 0)
 		p.size = (uint64_t)st.st_size;
 	rc = hs_alloctab_load(t, *r, isatty(2) ? on_progress : NULL, &p);
@@ -85,6 +96,18 @@ int hs_cli_stream_fall_back(const char *path, const char *why)
 	return 2;
 }
 
+/* The tracer still writes the trace at path (hs_file_being_written); 0 when it cannot be opened. */
+static int being_written(const char *path)
+{
+	int fd = hs_open_regular(path, NULL), w;
+
+	if (fd < 0)
+		return 0;
+	w = hs_file_being_written(fd);
+	close(fd);
+	return w;
+}
+
 int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by, const struct hs_cli_sink *sk)
 {
 	struct progress p = { .path = path, .start = now() };
@@ -94,11 +117,14 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
+	if (being_written(path))
+		return hs_cli_stream_fall_back(path, "its process still writes it: its end would move between two reads");
 	/* the end first: verdicts and "98%" need it; a file that cannot give it takes the table path and its errors */
 	if (hs_reader_end_hint(path, &hint) < 0)
 		return hs_cli_stream_fall_back(path, "its end cannot be read first");
 	if (hs_reader_open(&t->r, path) < 0)
 		return hs_die("%s", hs_reader_error(t->r));
+	hs_cli_warn_if_written(t->r, path);
 	if (stat(path, &st) == 0)
 		p.size = (uint64_t)st.st_size;
 	if (sk->begin(sk->ctx, hint, hs_reader_info(t->r)->sample_bytes, &arg) < 0)

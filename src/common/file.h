@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +41,20 @@ static inline int hs_open_regular(const char *path, struct stat *st)
 fail:
 	close(fd);
 	return err;
+}
+
+/*
+ * 1 when a tracer still writes the trace open at fd: it holds an exclusive
+ * flock on it while it does (tracer/writer.c). Tested with a shared lock,
+ * which readers of the file take side by side, and given back at once.
+ */
+static inline int hs_file_being_written(int fd)
+{
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		return 0;
+	}
+	return errno == EWOULDBLOCK;
 }
 
 #endif

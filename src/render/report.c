@@ -24,6 +24,8 @@ static const char *end_text(const struct hs_report *rep)
 			 sigabbrev_np(rep->signal) ? sigabbrev_np(rep->signal) : "?");
 		return buf;
 	}
+	if (!rep->clean_exit && rep->info && rep->info->being_written)
+		return "no end yet: the process still runs and writes the trace (read up to its last flushed chunk)";
 	if (!rep->clean_exit)
 		return "no clean end: killed or crashed (read up to the last flushed chunk)";
 	if (rep->disabled[0]) {
@@ -204,10 +206,13 @@ void hs_render_report_json(FILE *f, struct hs_reader *r, const struct hs_report 
 		fprintf(f, "%s", i ? ", " : "");
 		hs_json_string(f, in->argv[i]);
 	}
-	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"end\": \"%s\", \"signal\": %d, \"mode\": \"%s\", "
-		   "\"sample_bytes\": %llu, \"estimated\": %s,\n",
+	fprintf(f, "]},\n \"duration_ns\": %llu, \"clean_exit\": %s, \"being_written\": %s, \"end\": \"%s\", \"signal\": %d, "
+		   "\"mode\": \"%s\", \"sample_bytes\": %llu, \"estimated\": %s,\n",
 		(unsigned long long)rep->duration_ns, rep->clean_exit ? "true" : "false",
-		rep->clean_exit && rep->disabled[0] ? "disabled" : hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal),
+		in->being_written ? "true" : "false",
+		rep->clean_exit && rep->disabled[0] ? "disabled"
+		: !rep->clean_exit && !rep->signal && in->being_written ? "running"
+		: hs_fmt_end_key(rep->clean_exit, rep->end_reason, rep->signal),
 		rep->signal, rep->sampled ? "sampled" : "full", (unsigned long long)rep->sample_bytes,
 		rep->sampled ? "true" : "false");
 	fprintf(f, " \"untraced_children\": %llu,\n", (unsigned long long)rep->untraced_children);

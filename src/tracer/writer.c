@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -63,6 +64,18 @@ static int move_high(int f)
 	return h;
 }
 
+/*
+ * While the trace is written, an exclusive flock on it tells readers that
+ * its process runs (hs_file_being_written): else a trace without its END
+ * yet would read as one of a killed process. Advisory, on our own
+ * descriptor: the program never sees it. It goes with the last descriptor
+ * of the file, at exit or exec.
+ */
+static void mark_writing(int f)
+{
+	syscall(SYS_flock, f, LOCK_EX | LOCK_NB);
+}
+
 /* The trace's descriptor, reopened by path if the program took its number; *st is the file's. */
 static int ensure_fd(struct stat *st)
 {
@@ -72,6 +85,7 @@ static int ensure_fd(struct stat *st)
 	if (fd < 0)
 		return -1;
 	fd = move_high(fd);
+	mark_writing(fd);
 	return fstat(fd, st);
 }
 
@@ -294,6 +308,7 @@ int hs_writer_open(void)
 		return -1;
 	}
 	fd = move_high(fd);
+	mark_writing(fd);
 	if (fstat(fd, &st) == 0) {
 		file_dev = st.st_dev;
 		file_ino = st.st_ino;

@@ -551,6 +551,10 @@ if [ $HAVE_HS = 1 ]; then
         >"$W/kill.out" 2>"$W/kill.err" &
     kpid=$!
     sleep 1
+    # read while the program runs: a snapshot that says so, not a trace of a killed process
+    "$HS" report --json "$W/kill.d/k.hst" >"$W/live.json" 2>"$W/live.err"
+    "$HS" leaks "$W/kill.d/k.hst" >"$W/live-leaks.out" 2>"$W/live-leaks.err"
+    live_alive=0; kill -0 $kpid 2>/dev/null && live_alive=1
     kill -9 $kpid 2>/dev/null
     wait $kpid 2>/dev/null
     if [ ! -s "$W/kill.d/k.hst" ]; then
@@ -560,12 +564,33 @@ if [ $HAVE_HS = 1 ]; then
         # 1 s of steady: ~1000 batches of 101 allocations (at most ~2000 in 2 s)
         if [ "$a" -ge 1 ] && [ "$a" -le 202000 ]; then ok sigkill
         else fail sigkill "expected 0 < allocations <= 202000 after 1 s, got $a"; fi
+        e=$($U get "$W/kill.json" end)/$($U get "$W/kill.json" being_written)
+        if [ "$e" = unknown/False ] || [ "$e" = unknown/false ]; then ok sigkill/not-being-written
+        else fail sigkill/not-being-written "end/being_written after the kill: $e"; fi
+    fi
+    # the tracer holds a flock on the trace while it writes (hs_trace_info.being_written)
+    e=$($U get "$W/live.json" end 2>/dev/null)/$($U get "$W/live.json" being_written 2>/dev/null)
+    if [ $live_alive = 0 ]; then
+        fail live/being-written "steady had ended before the live read (machine too slow?)"
+    elif [ "$e" != running/True ] && [ "$e" != running/true ]; then
+        fail live/being-written "end/being_written while running: '$e' ($(first_line "$W/live.err"))"
+    elif [ "$(grep -c "still being written by pid $kpid (running)" "$W/live.err")" != 1 ]; then
+        fail live/being-written "no one warning naming pid $kpid on stderr: $(first_line "$W/live.err")"
+    else
+        ok live/being-written
+    fi
+    # leaks streams where it can: on a trace being written its end would move, so it reads one snapshot, warned once
+    if [ "$(grep -c "still being written by pid $kpid" "$W/live-leaks.err")" = 1 ] && grep -q '^matched' "$W/live-leaks.out"; then
+        ok live/leaks-once
+    else
+        fail live/leaks-once "stderr: $(head -c 300 "$W/live-leaks.err" | tr '\n' '|') stdout: $(head -c 100 "$W/live-leaks.out")"
     fi
 else
     for c in figures/family fork/parent fork/child fork/child-identity fork/no-follow-one-file \
         fork/no-follow-parent fork/env-percent-p exec/follow-two-files exec/follow-execer \
         exec/follow-target exec/follow-default-name exec/no-follow-one-file exec/no-follow-target-runs exec/no-follow-execer \
-        closefds/figures closefds/data-file-intact exit_thread underscore_exit sigkill; do
+        closefds/figures closefds/data-file-intact exit_thread underscore_exit sigkill sigkill/not-being-written \
+        live/being-written live/leaks-once; do
         fail $c "$HS_MISSING"
     done
 fi
