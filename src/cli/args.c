@@ -78,17 +78,20 @@ FILE *hs_cli_out_open(const char *path)
 {
 	FILE *f;
 
-	if (!path)
+	if (!path || !strcmp(path, "-"))
 		return stdout;
 	if (!(f = fopen(path, "w")))
 		hs_die("cannot write '%s': %s; check the directory exists and is writable", path, strerror(errno));
 	return f;
 }
 
-int hs_cli_out_close(FILE *f, const char *path, int write_rc)
+int hs_cli_out_close(FILE *f, const char *path, int write_rc, const char *what)
 {
 	if ((f != stdout && fclose(f) != 0) || write_rc < 0 || (f == stdout && fflush(f) != 0))
 		return hs_die("cannot write '%s'; check the disk has room", path ? path : "standard output");
+	/* as flame says it: a file appears without a word otherwise */
+	if (f != stdout)
+		fprintf(stderr, "heapscope: %s written to '%s'\n", what, path);
 	return 0;
 }
 

@@ -98,10 +98,13 @@ int hs_cli_take_flag(void *flag, const char *opt, const char *value);
 /* --by VALUE into enum hs_group_by; 0, or 1 after printing the accepted values. */
 int hs_cli_args_by(const char *v, int *by);
 
-/* An output file (stdout when path is NULL), or NULL after printing why not. */
+/* An output file (stdout when path is NULL or "-"), or NULL after printing why not. */
 FILE *hs_cli_out_open(const char *path);
-/* Closes it; 0, or 1 after printing why the output is incomplete (write_rc < 0: the renderer failed). */
-int hs_cli_out_close(FILE *f, const char *path, int write_rc);
+/*
+ * Closes it and says on stderr that what was written to a file; 0, or 1
+ * after printing why the output is incomplete (write_rc < 0: the renderer failed).
+ */
+int hs_cli_out_close(FILE *f, const char *path, int write_rc, const char *what);
 
 /* prints "heapscope: <message>" on stderr; returns 1 for use as an exit status */
 int hs_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

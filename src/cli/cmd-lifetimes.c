@@ -62,7 +62,7 @@ int hs_cmd_lifetimes(int argc, char **argv)
 		goto out;
 	}
 	k = o.tsv ? hs_render_lifetimes_tsv(out, &lt) : hs_render_lifetimes_svg(out, path, &tr.tab, &f, &lt);
-	rc = hs_cli_out_close(out, o.out_path, k);
+	rc = hs_cli_out_close(out, o.out_path, k, o.tsv ? "lifetimes TSV" : "lifetime scatter");
 out:
 	hs_lifetimes_free(&lt);
 	hs_filter_free(&f);

@@ -129,7 +129,7 @@ int hs_cmd_timeline(int argc, char **argv)
 	o.ctx.st = &tr.st;
 	k = o.csv ? hs_render_timeline_csv(out, &o.ctx, &tl) : o.json ? hs_render_timeline_json(out, &o.ctx, &tl) :
 		    hs_render_timeline_svg(out, &o.ctx, &tl);
-	rc = hs_cli_out_close(out, o.out_path, k);
+	rc = hs_cli_out_close(out, o.out_path, k, o.csv ? "timeline CSV" : o.json ? "timeline JSON" : "timeline");
 out:
 	hs_timeline_free(&tl);
 	hs_filter_free(&f);

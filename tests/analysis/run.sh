@@ -470,6 +470,17 @@ experr error-report-two "report takes one trace, got '$L' and '$P'; run it once 
 experr error-diff-sort "bad value 'size' for --sort" diff "$L" "$L" --sort size
 experr error-not-a-trace "leaky.c" leaks "$T/progs/leaky.c"
 
+# every command that writes a file says where; "-o -" is stdout, as for flame (it made a file called '-')
+rm -f ./-
+if "$HS" timeline "$P" -o "$W/said.svg" 2>&1 >/dev/null | grep -q "timeline written to '$W/said.svg'" &&
+   "$HS" lifetimes "$P" --tsv -o "$W/said.tsv" 2>&1 >/dev/null | grep -q "lifetimes TSV written to '$W/said.tsv'" &&
+   "$HS" timeline "$P" --csv -o - 2>/dev/null | head -n 1 | grep -q '^time_s,heap' && [ ! -e ./- ]; then
+    ok output-written-said
+else
+    fail output-written-said "no 'written to' line for timeline/lifetimes -o, or '-o -' wrote a file named '-'"
+fi
+rm -f ./-
+
 # a range that ends before it starts matched blocks allocated by its end and freed after its start
 experr error-range-reversed "the range '350ms 250ms' of --live-between ends before it starts; give the earlier time first" \
     top "$P" --live-between 350ms 250ms
