@@ -21,12 +21,13 @@ static const char usage[] =
 	"  --at T             with --weight live: the moment (default: peak)\n"
 	"  --direction down|up   down: allocation sites on top, callers below (default);\n"
 	"                     up: from main upward to the sites\n"
-	"  --folded           write folded stacks (flamegraph.pl, inferno, speedscope) instead of SVG\n";
+	"  --folded           write folded stacks (flamegraph.pl, inferno, speedscope) instead of SVG\n"
+	"  --json             write the frame tree as JSON (schema heapscope-flame/1, d3-flame-graph's shape)\n";
 
 struct opts {
 	const char *out_path, *at;
 	struct hs_timespec at_spec;
-	int folded, down, weight;
+	int folded, json, down, weight;
 };
 
 static int take(void *arg, const char *opt, const char *v)
@@ -36,6 +37,8 @@ static int take(void *arg, const char *opt, const char *v)
 
 	if (!strcmp(opt, "--folded")) {
 		o->folded = 1;
+	} else if (!strcmp(opt, "--json")) {
+		o->json = 1;
 	} else if (!strcmp(opt, "-o")) {
 		o->out_path = v;
 	} else if (!strcmp(opt, "--at")) {
@@ -77,7 +80,7 @@ static int stream_begin(void *ctx, uint64_t end_ns, uint64_t sample_bytes, void 
 
 int hs_cmd_flame(int argc, char **argv)
 {
-	static const char *const flags[] = { "--folded", NULL };
+	static const char *const flags[] = { "--folded", "--json", NULL };
 	static const char *const valued[] = { "-o", "--weight", "--at", "--direction", NULL };
 	struct opts o = { .at_spec = { .anchor = HS_TIME_PEAK }, .down = 1, .weight = -1 };
 	const char *path = NULL, *out_path, *at;
@@ -109,8 +112,12 @@ int hs_cmd_flame(int argc, char **argv)
 	}
 	if (weight < 0)
 		weight = at ? HS_WEIGHT_LIVE : HS_WEIGHT_BYTES;
-	if (!out_path && !folded) {
-		rc = hs_die("flame needs '-o OUT.svg' (or --folded to write folded stacks to stdout)");
+	if (folded && o.json) {
+		rc = hs_die("--folded and --json are two formats; give one of them");
+		goto out;
+	}
+	if (!out_path && !folded && !o.json) {
+		rc = hs_die("flame needs '-o OUT.svg' (or --folded or --json to write to stdout)");
 		goto out;
 	}
 	sm.f = &f;
@@ -150,6 +157,8 @@ int hs_cmd_flame(int argc, char **argv)
 	}
 	if (folded) {
 		k = hs_render_flame_folded(out, &tr.st, &fl);
+	} else if (o.json) {
+		k = hs_render_flame_json(out, &fl, path, f.desc, tr.tab.sample_bytes != 0);
 	} else {
 		snprintf(title, sizeof(title), "heapscope %s flame graph of %s",
 			 weight == HS_WEIGHT_COUNT ? "allocation count" : weight == HS_WEIGHT_LEAKED ? "leaked memory"
@@ -172,7 +181,8 @@ int hs_cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	if (out_path && strcmp(out_path, "-"))
-		fprintf(stderr, "heapscope: %s written to '%s'\n", folded ? "folded stacks" : "flame graph", out_path);
+		fprintf(stderr, "heapscope: %s written to '%s'\n", folded ? "folded stacks" : o.json ? "flame JSON" : "flame graph",
+			out_path);
 out:
 	hs_flame_free(&fl);
 	hs_filter_free(&f);

@@ -12,11 +12,12 @@ static const char usage[] =
 	"usage: heapscope lifetimes TRACE -o OUT.svg [FILTERS] [OPTIONS]\n"
 	"  -o FILE           where to write (with --tsv: stdout when not given)\n"
 	"  --tsv             every allocation as 'alloc_time_s lifetime_s size stack_id leaked'\n"
-	"                    instead of SVG (the SVG draws at most 20,000, evenly spaced)\n";
+	"                    instead of SVG (the SVG draws at most 20,000, evenly spaced)\n"
+	"  --json            every allocation as JSON (schema heapscope-lifetimes/1)\n";
 
 struct opts {
 	const char *out_path;
-	int tsv;
+	int tsv, json;
 };
 
 static int take(void *arg, const char *opt, const char *v)
@@ -25,6 +26,8 @@ static int take(void *arg, const char *opt, const char *v)
 
 	if (!strcmp(opt, "--tsv"))
 		o->tsv = 1;
+	else if (!strcmp(opt, "--json"))
+		o->json = 1;
 	else
 		o->out_path = v;
 	return 0;
@@ -32,7 +35,7 @@ static int take(void *arg, const char *opt, const char *v)
 
 int hs_cmd_lifetimes(int argc, char **argv)
 {
-	static const char *const flags[] = { "--tsv", NULL }, *const valued[] = { "-o", NULL };
+	static const char *const flags[] = { "--tsv", "--json", NULL }, *const valued[] = { "-o", NULL };
 	struct opts o = { 0 };
 	struct hs_cli_trace tr = { 0 };
 	struct hs_lifetimes lt = { 0 };
@@ -47,13 +50,17 @@ int hs_cmd_lifetimes(int argc, char **argv)
 	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
 		goto out;
 	path = args.paths[0];
-	if (!o.out_path && !o.tsv) {
-		rc = hs_die("lifetimes needs '-o OUT.svg' (or --tsv for stdout)");
+	if (o.tsv && o.json) {
+		rc = hs_die("--tsv and --json are two formats; give one of them");
+		goto out;
+	}
+	if (!o.out_path && !o.tsv && !o.json) {
+		rc = hs_die("lifetimes needs '-o OUT.svg' (or --tsv or --json for stdout)");
 		goto out;
 	}
 	if ((rc = hs_cli_trace_open(&tr, path, &f, HS_BY_BACKTRACE)) != 0)
 		goto out;
-	if (hs_lifetimes_build(&lt, &tr.tab, &f, o.tsv ? 0 : MAX_POINTS) < 0) {
+	if (hs_lifetimes_build(&lt, &tr.tab, &f, o.tsv || o.json ? 0 : MAX_POINTS) < 0) {
 		rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		goto out;
 	}
@@ -61,8 +68,10 @@ int hs_cmd_lifetimes(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	k = o.tsv ? hs_render_lifetimes_tsv(out, &lt) : hs_render_lifetimes_svg(out, path, &tr.tab, &f, &lt);
-	rc = hs_cli_out_close(out, o.out_path, k, o.tsv ? "lifetimes TSV" : "lifetime scatter");
+	k = o.tsv ? hs_render_lifetimes_tsv(out, &lt)
+	    : o.json ? hs_render_lifetimes_json(out, path, &tr.tab, &f, &lt)
+	    : hs_render_lifetimes_svg(out, path, &tr.tab, &f, &lt);
+	rc = hs_cli_out_close(out, o.out_path, k, o.tsv ? "lifetimes TSV" : o.json ? "lifetimes JSON" : "lifetime scatter");
 out:
 	hs_lifetimes_free(&lt);
 	hs_filter_free(&f);

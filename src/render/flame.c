@@ -297,6 +297,68 @@ static const char script[] =
 	" zoom(null);}\n"
 	"window.addEventListener('load',init);\n";
 
+/* One node and its subtree; kids: scratch as in frame(), past the ancestors' entries. */
+static void json_node(FILE *f, const struct hs_flame *fl, uint32_t *kids, uint32_t id, unsigned indent)
+{
+	const struct hs_flame_node *nd = &fl->nodes[id];
+	uint32_t first, n = 0;
+
+	fprintf(f, "{\"name\": ");
+	hs_json_string(f, fl->names[nd->name]);
+	if (nd->file) {
+		fprintf(f, ", \"file\": ");
+		hs_json_string(f, nd->file);
+		if (nd->several_lines)
+			fprintf(f, ", \"several_lines\": true");
+		else
+			fprintf(f, ", \"line\": %d", nd->line);
+	}
+	if (nd->inlined)
+		fprintf(f, ", \"inlined\": true");
+	fprintf(f, ", \"value\": %.0f, \"count\": %.0f", nd->weight, nd->count);
+	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
+		n++;
+	if (!n) {
+		fputc('}', f);
+		return;
+	}
+	first = kids[0];
+	kids[0] += n;
+	n = 0;
+	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
+		kids[1 + first + n++] = c;
+	sort_fl = fl;
+	qsort(&kids[1 + first], n, sizeof(uint32_t), cmp_kids);
+	fprintf(f, ", \"children\": [");
+	for (uint32_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n%*s", i ? "," : "", (int)(indent + 1), "");
+		json_node(f, fl, kids, kids[1 + first + i], indent + 1);
+	}
+	fputs("]}", f);
+	kids[0] -= n;
+}
+
+int hs_render_flame_json(FILE *f, const struct hs_flame *fl, const char *path, const char *filter, int estimated)
+{
+	uint32_t *kids = calloc((size_t)fl->nnodes + 1, sizeof(*kids));
+
+	if (!kids)
+		return -ENOMEM;
+	fprintf(f, "{\"schema\": \"heapscope-flame/1\", \"file\": ");
+	hs_json_string(f, path);
+	fprintf(f, ", \"filter\": ");
+	hs_json_string(f, filter);
+	fprintf(f, ",\n \"weight\": \"%s\", \"direction\": \"%s\", \"estimated\": %s, \"total\": %.0f, \"count\": %.0f",
+		hs_flame_weight_names[fl->weight], fl->down ? "down" : "up", estimated ? "true" : "false", fl->total, fl->count);
+	if (fl->weight == HS_WEIGHT_LIVE)
+		fprintf(f, ", \"at_ns\": %llu", (unsigned long long)fl->at_ns);
+	fprintf(f, ",\n \"root\": ");
+	json_node(f, fl, kids, 0, 1);
+	fprintf(f, "}\n");
+	free(kids);
+	return ferror(f) ? -EIO : 0;
+}
+
 int hs_render_flame_svg(FILE *f, const struct hs_flame *fl, const char *title, const char *subtitle)
 {
 	struct svg s = { .f = f, .fl = fl, .depth = fl->depth };

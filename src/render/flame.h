@@ -14,6 +14,13 @@
  */
 int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame *fl);
 
+/*
+ * The merged frame tree as JSON, schema heapscope-flame/1 (docs/analysis.md):
+ * every node, children heaviest first, as d3-flame-graph reads it (name,
+ * value, children). Returns 0, -ENOMEM or -EIO.
+ */
+int hs_render_flame_json(FILE *f, const struct hs_flame *fl, const char *path, const char *filter, int estimated);
+
 /* title: shown on top of the graph (the trace and the filter). Returns 0 or -EIO. */
 int hs_render_flame_svg(FILE *f, const struct hs_flame *fl, const char *title, const char *subtitle);
 

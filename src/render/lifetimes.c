@@ -39,6 +39,25 @@ int hs_render_lifetimes_svg(FILE *f, const char *path, const struct hs_alloctab 
 	return hs_svgplot_end(&p);
 }
 
+int hs_render_lifetimes_json(FILE *f, const char *path, const struct hs_alloctab *t, const struct hs_filter *filter,
+			     const struct hs_lifetimes *lt)
+{
+	fprintf(f, "{\"schema\": \"heapscope-lifetimes/1\", \"file\": ");
+	hs_json_string(f, path);
+	fprintf(f, ", \"filter\": ");
+	hs_json_string(f, filter->desc);
+	fprintf(f, ",\n \"estimated\": %s, \"duration_ns\": %llu, \"matched_records\": %llu,\n"
+		   " \"fields\": [\"alloc_time_ns\", \"lifetime_ns\", \"size\", \"stack_id\", \"leaked\"],\n \"allocations\": [",
+		t->sample_bytes ? "true" : "false", (unsigned long long)t->end_ns, (unsigned long long)lt->matched);
+	for (uint64_t i = 0; i < lt->n; i++) {
+		const struct hs_lifetimes_point *p = &lt->pts[i];
+		fprintf(f, "%s\n  [%llu, %llu, %llu, %u, %s]", i ? "," : "", (unsigned long long)p->time_ns,
+			(unsigned long long)p->life_ns, (unsigned long long)p->size, p->stack, p->leaked ? "true" : "false");
+	}
+	fprintf(f, "\n ]}\n");
+	return ferror(f) ? -EIO : 0;
+}
+
 int hs_render_lifetimes_tsv(FILE *f, const struct hs_lifetimes *lt)
 {
 	fprintf(f, "# alloc_time_s\tlifetime_s\tsize\tstack_id\tleaked\n");

@@ -473,6 +473,32 @@ experr error-report-two "report takes one trace, got '$L' and '$P'; run it once 
 experr error-diff-sort "bad value 'size' for --sort" diff "$L" "$L" --sort size
 experr error-not-a-trace "leaky.c" leaks "$T/progs/leaky.c"
 
+# flame --json: the tree's root is top's total, children never outweigh their parent; lifetimes --json: every allocation
+"$HS" flame --json "$L" --weight leaked >"$W/flame.json" 2>"$W/err"
+got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+def walk(n):
+    kids = n.get("children", [])
+    if sum(c["value"] for c in kids) > n["value"] + 0.5: bad.append(n["name"])
+    if [c["value"] for c in kids] != sorted((c["value"] for c in kids), reverse=True): bad.append(n["name"] + " order")
+    for c in kids: walk(c)
+walk(d["root"])
+names = set()
+def names_of(n):
+    names.add(n["name"])
+    for c in n.get("children", []): names_of(c)
+names_of(d["root"])
+print(d["schema"], d["weight"], "%.0f" % d["root"]["value"], "linear_leak" in names, bad or "ok")' "$W/flame.json" 2>&1)
+expect flame-json "heapscope-flame/1 leaked $(total leaked_bytes "$L") True ok" "$got"
+got=$("$HS" lifetimes --json "$P" --through enqueue 2>"$W/err" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["schema"], len(d["allocations"]), d["matched_records"], sum(1 for a in d["allocations"] if a[4]))' 2>&1)
+expect lifetimes-json "heapscope-lifetimes/1 $(total calls "$P" --through enqueue) $(total calls "$P" --through enqueue) $(total calls "$P" --through enqueue --leaked)" "$got"
+experr error-flame-two-formats "--folded and --json are two formats" flame "$P" --folded --json
+
 # every command that writes a file says where; "-o -" is stdout, as for flame (it made a file called '-')
 rm -f ./-
 if "$HS" timeline "$P" -o "$W/said.svg" 2>&1 >/dev/null | grep -q "timeline written to '$W/said.svg'" &&
