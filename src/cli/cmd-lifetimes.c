@@ -60,7 +60,7 @@ int hs_cmd_lifetimes(int argc, char **argv)
 	}
 	if ((rc = hs_cli_trace_open(&tr, path, &f, HS_BY_BACKTRACE)) != 0)
 		goto out;
-	if (hs_lifetimes_build(&lt, &tr.tab, &f, o.tsv || o.json ? 0 : MAX_POINTS) < 0) {
+	if (!o.tsv && !o.json && hs_lifetimes_build(&lt, &tr.tab, &f, MAX_POINTS) < 0) {
 		rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		goto out;
 	}
@@ -68,8 +68,8 @@ int hs_cmd_lifetimes(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	k = o.tsv ? hs_render_lifetimes_tsv(out, &lt)
-	    : o.json ? hs_render_lifetimes_json(out, path, &tr.tab, &f, &lt)
+	k = o.tsv ? hs_render_lifetimes_tsv(out, &tr.tab, &f)
+	    : o.json ? hs_render_lifetimes_json(out, path, &tr.tab, &f)
 	    : hs_render_lifetimes_svg(out, path, &tr.tab, &f, &lt);
 	rc = hs_cli_out_close(out, o.out_path, k, o.tsv ? "lifetimes TSV" : o.json ? "lifetimes JSON" : "lifetime scatter");
 out:

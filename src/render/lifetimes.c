@@ -39,32 +39,53 @@ int hs_render_lifetimes_svg(FILE *f, const char *path, const struct hs_alloctab 
 	return hs_svgplot_end(&p);
 }
 
-int hs_render_lifetimes_json(FILE *f, const char *path, const struct hs_alloctab *t, const struct hs_filter *filter,
-			     const struct hs_lifetimes *lt)
+struct out {
+	FILE *f;
+	uint64_t n;
+};
+
+static int json_point(void *arg, const struct hs_lifetimes_point *p)
 {
+	struct out *o = arg;
+
+	fprintf(o->f, "%s\n  [%llu, %llu, %llu, %u, %s]", o->n++ ? "," : "", (unsigned long long)p->time_ns,
+		(unsigned long long)p->life_ns, (unsigned long long)p->size, p->stack, p->leaked ? "true" : "false");
+	return ferror(o->f) ? -EIO : 0;
+}
+
+int hs_render_lifetimes_json(FILE *f, const char *path, const struct hs_alloctab *t, struct hs_filter *filter)
+{
+	struct out o = { f, 0 };
+
 	fprintf(f, "{\"schema\": \"heapscope-lifetimes/1\", \"file\": ");
 	hs_json_string(f, path);
 	fprintf(f, ", \"filter\": ");
 	hs_json_string(f, filter->desc);
-	fprintf(f, ",\n \"estimated\": %s, \"duration_ns\": %llu, \"matched_records\": %llu,\n"
+	fprintf(f, ",\n \"estimated\": %s, \"duration_ns\": %llu,\n"
 		   " \"fields\": [\"alloc_time_ns\", \"lifetime_ns\", \"size\", \"stack_id\", \"leaked\"],\n \"allocations\": [",
-		t->sample_bytes ? "true" : "false", (unsigned long long)t->end_ns, (unsigned long long)lt->matched);
-	for (uint64_t i = 0; i < lt->n; i++) {
-		const struct hs_lifetimes_point *p = &lt->pts[i];
-		fprintf(f, "%s\n  [%llu, %llu, %llu, %u, %s]", i ? "," : "", (unsigned long long)p->time_ns,
-			(unsigned long long)p->life_ns, (unsigned long long)p->size, p->stack, p->leaked ? "true" : "false");
-	}
-	fprintf(f, "\n ]}\n");
+		t->sample_bytes ? "true" : "false", (unsigned long long)t->end_ns);
+	if (hs_lifetimes_each(t, filter, json_point, &o) < 0)
+		return -EIO;
+	/* counted on the way: the points are not kept */
+	fprintf(f, "\n ],\n \"matched_records\": %llu}\n", (unsigned long long)o.n);
 	return ferror(f) ? -EIO : 0;
 }
 
-int hs_render_lifetimes_tsv(FILE *f, const struct hs_lifetimes *lt)
+static int tsv_point(void *arg, const struct hs_lifetimes_point *p)
 {
+	struct out *o = arg;
+
+	fprintf(o->f, "%.9f\t%.9f\t%llu\t%u\t%d\n", (double)p->time_ns / 1e9, (double)p->life_ns / 1e9,
+		(unsigned long long)p->size, p->stack, p->leaked);
+	return ferror(o->f) ? -EIO : 0;
+}
+
+int hs_render_lifetimes_tsv(FILE *f, const struct hs_alloctab *t, struct hs_filter *filter)
+{
+	struct out o = { f, 0 };
+
 	fprintf(f, "# alloc_time_s\tlifetime_s\tsize\tstack_id\tleaked\n");
-	for (uint64_t i = 0; i < lt->n; i++) {
-		const struct hs_lifetimes_point *p = &lt->pts[i];
-		fprintf(f, "%.9f\t%.9f\t%llu\t%u\t%d\n", (double)p->time_ns / 1e9, (double)p->life_ns / 1e9,
-			(unsigned long long)p->size, p->stack, p->leaked);
-	}
+	if (hs_lifetimes_each(t, filter, tsv_point, &o) < 0)
+		return -EIO;
 	return ferror(f) ? -EIO : 0;
 }
