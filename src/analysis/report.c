@@ -352,7 +352,7 @@ static void account(struct pass *ps, const struct hs_event *ev)
 	}
 }
 
-int hs_report_build(struct hs_report *rep, struct hs_reader *r)
+int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
 {
 	struct pass ps = { .rep = rep };
 	const struct hs_event *batch;
@@ -369,6 +369,9 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r)
 		int nb;
 		rc = hs_reader_next_block(r, &batch);
 		nb = rc > 0 ? rc : 0;
+		/* about every million events, as the table's passes do */
+		if (progress && ((ps.seq + (uint64_t)nb) >> 20) != (ps.seq >> 20))
+			progress(arg, hs_reader_offset(r));
 		for (int i = 0; i < nb && i < AHEAD; i++)
 			prefetch(&ps, &batch[i]);
 		for (int i = 0; i < nb; i++) {

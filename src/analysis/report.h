@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "alloctab.h"
 #include "heapscope/reader.h"
 
 #define HS_REPORT_TOP 10
@@ -53,7 +54,7 @@ struct hs_report {
 };
 
 /* Reads the whole trace; on error returns <0 and hs_reader_error(r) tells why. */
-int hs_report_build(struct hs_report *rep, struct hs_reader *r);
+int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_progress progress, void *arg);
 void hs_report_free(struct hs_report *rep);
 
 #endif

@@ -25,6 +25,19 @@ struct hs_reader;
 struct hs_alloctab;
 /* Opens a trace and loads its allocation table, with a progress line on a terminal; 0, or 1 after printing why not. */
 int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path);
+/* A pass's progress on stderr, after its first second and on a terminal only. */
+struct hs_cli_progress {
+	const char *path;
+	uint64_t size;
+	double start;
+	int shown;
+};
+/* The callback for a pass over path (NULL when stderr is no terminal), with p as its argument. */
+hs_alloctab_progress hs_cli_progress_start(struct hs_cli_progress *p, const char *path);
+void hs_cli_progress(void *arg, uint64_t offset);
+/* Clears the progress line, if one was shown. */
+void hs_cli_progress_end(struct hs_cli_progress *p);
+
 /* One line on stderr when the trace's process still writes it (hs_trace_info.being_written). */
 void hs_cli_warn_if_written(struct hs_reader *r, const char *path);
 

@@ -15,9 +15,11 @@ int hs_cmd_report(int argc, char **argv)
 {
 	static const char *const flags[] = { "--json", NULL };
 	const char *path;
-	int json = 0, rc;
+	int json = 0, rc, k;
 	struct hs_reader *r = NULL;
 	struct hs_report rep;
+	struct hs_cli_progress pr;
+	hs_alloctab_progress progress;
 	struct hs_cli_args args = { .cmd = "report", .usage = usage, .flags = flags, .take = hs_cli_take_flag, .ctx = &json,
 				    .want = 1 };
 
@@ -29,7 +31,10 @@ int hs_cmd_report(int argc, char **argv)
 		goto out;
 	}
 	hs_cli_warn_if_written(r, path);
-	if (hs_report_build(&rep, r) < 0) {
+	progress = hs_cli_progress_start(&pr, path);
+	k = hs_report_build(&rep, r, progress, &pr);
+	hs_cli_progress_end(&pr);
+	if (k < 0) {
 		rc = hs_die("%s", hs_reader_error(r));
 		goto out;
 	}

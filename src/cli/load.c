@@ -14,13 +14,6 @@
 #include "cli.h"
 #include "heapscope/reader.h"
 
-struct progress {
-	const char *path;
-	uint64_t size;
-	double start;
-	int shown;
-};
-
 static double now(void)
 {
 	struct timespec ts;
@@ -29,15 +22,34 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Only after a second, and only on a terminal: quick loads and logs stay clean. */
-static void on_progress(void *arg, uint64_t offset)
+hs_alloctab_progress hs_cli_progress_start(struct hs_cli_progress *p, const char *path)
 {
-	struct progress *p = arg;
+	struct stat st;
+
+	memset(p, 0, sizeof(*p));
+	p->path = path;
+	p->start = now();
+	if (stat(path, &st) == 0)
+		p->size = (uint64_t)st.st_size;
+	return isatty(2) ? hs_cli_progress : NULL;
+}
+
+/* Only after a second, and only on a terminal: quick loads and logs stay clean. */
+void hs_cli_progress(void *arg, uint64_t offset)
+{
+	struct hs_cli_progress *p = arg;
 
 	if (now() - p->start < 1.0 || !p->size)
 		return;
 	fprintf(stderr, "\rheapscope: loading %s: %3.0f%%", p->path, 100.0 * (double)offset / (double)p->size);
 	p->shown = 1;
+}
+
+void hs_cli_progress_end(struct hs_cli_progress *p)
+{
+	if (p->shown)
+		fprintf(stderr, "\r\033[K");
+	p->shown = 0;
 }
 
 /* A trace its process still writes: figures stop at its last flushed chunk, and what it frees later looks leaked. */
@@ -51,18 +63,16 @@ void hs_cli_warn_if_written(struct hs_reader *r, const char *path)
 
 int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
 {
-	struct progress p = { .path = path, .start = now() };
-	struct stat st;
+	struct hs_cli_progress p;
+	hs_alloctab_progress progress;
 	int rc;
 
 	if (hs_reader_open(r, path) < 0)
 		return hs_die("%s", hs_reader_error(*r));
 	hs_cli_warn_if_written(*r, path);
-	if (stat(path, &st) == 0)
-		p.size = (uint64_t)st.st_size;
-	rc = hs_alloctab_load(t, *r, isatty(2) ? on_progress : NULL, &p);
-	if (p.shown)
-		fprintf(stderr, "\r\033[K");
+	progress = hs_cli_progress_start(&p, path);
+	rc = hs_alloctab_load(t, *r, progress, &p);
+	hs_cli_progress_end(&p);
 	if (rc < 0) {
 		if (hs_reader_error(*r)[0])
 			return hs_die("%s", hs_reader_error(*r));
@@ -110,9 +120,9 @@ static int being_written(const char *path)
 
 int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by, const struct hs_cli_sink *sk)
 {
-	struct progress p = { .path = path, .start = now() };
+	struct hs_cli_progress p;
+	hs_alloctab_progress progress;
 	uint64_t hint = 0;
-	struct stat st;
 	void *arg = NULL;
 	int rc;
 
@@ -125,14 +135,11 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	if (hs_reader_open(&t->r, path) < 0)
 		return hs_die("%s", hs_reader_error(t->r));
 	hs_cli_warn_if_written(t->r, path);
-	if (stat(path, &st) == 0)
-		p.size = (uint64_t)st.st_size;
+	progress = hs_cli_progress_start(&p, path);
 	if (sk->begin(sk->ctx, hint, hs_reader_info(t->r)->sample_bytes, &arg) < 0)
 		return hs_die("out of memory analysing '%s'", path);
-	rc = (sk->allocs_only ? hs_alloctab_scan : hs_alloctab_stream)(&t->tab, t->r, sk->sink, arg,
-								      isatty(2) ? on_progress : NULL, &p);
-	if (p.shown)
-		fprintf(stderr, "\r\033[K");
+	rc = (sk->allocs_only ? hs_alloctab_scan : hs_alloctab_stream)(&t->tab, t->r, sk->sink, arg, progress, &p);
+	hs_cli_progress_end(&p);
 	if (rc == -E2BIG)
 		return hs_cli_stream_fall_back(path, "its backtraces' series would take more memory than the table");
 	if (rc < 0) {
