@@ -60,6 +60,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* 'heapscope help leaks' is 'heapscope leaks --help', as git has it */
+	if (!strcmp(argv[1], "help") && argc > 2) {
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(argv[2], commands[i].name))
+				return commands[i].run(2, (char *[]){ argv[2], "--help", NULL });
+		return hs_die("unknown command '%s'; run 'heapscope --help' for the list", argv[2]);
+	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&tab, 0, sizeof(tab));
 	memset(&st, 0, sizeof(st));
 	if (hs_reader_open(&r, path) == 0)
-		rep_ok = hs_report_build(&rep, r) == 0;
+		rep_ok = hs_report_build(&rep, r, NULL, NULL) == 0;
 	hs_reader_close(r);
 	r = NULL;
 	if (hs_reader_open(&r, path) == 0)

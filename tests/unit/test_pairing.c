@@ -114,7 +114,7 @@ int main(void)
 	if (!check_report(path != NULL, "pairing-build", "expected a trace file got an encoder or I/O error"))
 		return 0;
 
-	if (hs_reader_open(&r, path) == 0 && hs_report_build(&rep, r) == 0) {
+	if (hs_reader_open(&r, path) == 0 && hs_report_build(&rep, r, NULL, NULL) == 0) {
 		CHECK_U64("pairing-report-allocations", 10, rep.allocations);
 		/* B (cross-thread), A (cross-thread), D, E, B by realloc; C's late free is not one */
 		CHECK_U64("pairing-report-frees", 5, rep.frees);
