@@ -2,6 +2,7 @@
 #include "lifetimes.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "format.h"
 #include "svgplot.h"
@@ -44,13 +45,72 @@ struct out {
 	uint64_t n;
 };
 
+/* v in decimal, written backwards to end; returns where it starts */
+static char *digits(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+/* v in decimal at p; returns the end */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[24], *s = digits(tmp + sizeof(tmp), v);
+	size_t n = (size_t)(tmp + sizeof(tmp) - s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* ns as seconds with nine decimals ("12.000345678"), exact */
+static char *put_seconds(char *p, uint64_t ns)
+{
+	p = put_u64(p, ns / 1000000000);
+	*p++ = '.';
+	digits(p + 9, ns % 1000000000 + 1000000000);   /* the leading 1 goes before p, over the '.' */
+	p[-1] = '.';
+	return p + 9;
+}
+
+/* By hand: printf's %.9f took 8 of the 8.5 s that python3's 19 million rows took. */
+static int tsv_point(void *arg, const struct hs_lifetimes_point *p)
+{
+	struct out *o = arg;
+	char line[128], *e = line;
+
+	e = put_seconds(e, p->time_ns);
+	*e++ = '\t';
+	e = put_seconds(e, p->life_ns);
+	*e++ = '\t';
+	e = put_u64(e, p->size);
+	*e++ = '\t';
+	e = put_u64(e, p->stack);
+	*e++ = '\t';
+	*e++ = p->leaked ? '1' : '0';
+	*e++ = '\n';
+	return fwrite(line, 1, (size_t)(e - line), o->f) == (size_t)(e - line) ? 0 : -EIO;
+}
+
 static int json_point(void *arg, const struct hs_lifetimes_point *p)
 {
 	struct out *o = arg;
+	char line[160], *e = line;
 
-	fprintf(o->f, "%s\n  [%llu, %llu, %llu, %u, %s]", o->n++ ? "," : "", (unsigned long long)p->time_ns,
-		(unsigned long long)p->life_ns, (unsigned long long)p->size, p->stack, p->leaked ? "true" : "false");
-	return ferror(o->f) ? -EIO : 0;
+	if (o->n++)
+		*e++ = ',';
+	memcpy(e, "\n  [", 4);
+	e = put_u64(e + 4, p->time_ns);
+	memcpy(e, ", ", 2);
+	e = put_u64(e + 2, p->life_ns);
+	memcpy(e, ", ", 2);
+	e = put_u64(e + 2, p->size);
+	memcpy(e, ", ", 2);
+	e = put_u64(e + 2, p->stack);
+	memcpy(e, p->leaked ? ", true]" : ", false]", p->leaked ? 7 : 8);
+	e += p->leaked ? 7 : 8;
+	return fwrite(line, 1, (size_t)(e - line), o->f) == (size_t)(e - line) ? 0 : -EIO;
 }
 
 int hs_render_lifetimes_json(FILE *f, const char *path, const struct hs_alloctab *t, struct hs_filter *filter)
@@ -69,15 +129,6 @@ int hs_render_lifetimes_json(FILE *f, const char *path, const struct hs_alloctab
 	/* counted on the way: the points are not kept */
 	fprintf(f, "\n ],\n \"matched_records\": %llu}\n", (unsigned long long)o.n);
 	return ferror(f) ? -EIO : 0;
-}
-
-static int tsv_point(void *arg, const struct hs_lifetimes_point *p)
-{
-	struct out *o = arg;
-
-	fprintf(o->f, "%.9f\t%.9f\t%llu\t%u\t%d\n", (double)p->time_ns / 1e9, (double)p->life_ns / 1e9,
-		(unsigned long long)p->size, p->stack, p->leaked);
-	return ferror(o->f) ? -EIO : 0;
 }
 
 int hs_render_lifetimes_tsv(FILE *f, const struct hs_alloctab *t, struct hs_filter *filter)
