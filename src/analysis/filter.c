@@ -158,6 +158,17 @@ static int surely_after(const struct hs_timespec *a, const struct hs_timespec *b
 	return a->percent > b->percent || (a->percent == b->percent && a->offset_ns > b->offset_ns);
 }
 
+/* Why range r matches nothing; in: where its times were resolved ("" at parsing) */
+static void order_text(char *buf, size_t n, const struct hs_filter *f, const struct range *r, const char *in)
+{
+	if (r->lo == HS_FT_LIFE_MIN)
+		snprintf(buf, n, "--lifetime-min '%s' is longer than --lifetime-max '%s'%s: no allocation matches; "
+			 "give the shorter one to --lifetime-min", f->time_src[r->lo], f->time_src[r->hi], in);
+	else
+		snprintf(buf, n, "the range '%s %s' of %s ends before it starts%s: no allocation matches; "
+			 "give the earlier time first", f->time_src[r->lo], f->time_src[r->hi], r->opt, in);
+}
+
 /*
  * A range that ends before it starts matches nothing: before, "--live-between
  * 2s 1s" gave the blocks allocated by 1s and freed after 2s. Refused where
@@ -170,14 +181,11 @@ static int check_order(struct hs_filter *f)
 		unsigned both = 1u << r->lo | 1u << r->hi;
 		if ((f->have_time & both) != both || !surely_after(&f->time[r->lo], &f->time[r->hi]))
 			continue;
-		if (r->lo == HS_FT_LIFE_MIN)
-			return fail(f, "--lifetime-min '%s' is longer than --lifetime-max '%s': no allocation can match; "
-				    "give the shorter one to --lifetime-min", f->time_src[r->lo], f->time_src[r->hi]);
-		return fail(f, "the range '%s %s' of %s ends before it starts; give the earlier time first",
-			    f->time_src[r->lo], f->time_src[r->hi], r->opt);
+		order_text(f->err, sizeof(f->err), f, r, "");
+		return -EINVAL;
 	}
 	if (f->size_min > f->size_max)
-		return fail(f, "--size-min '%s' is more than --size-max '%s': no allocation can match; "
+		return fail(f, "--size-min '%s' is more than --size-max '%s': no allocation matches; "
 			    "give the smaller size to --size-min", f->size_src[0], f->size_src[1]);
 	return 0;
 }
@@ -322,22 +330,17 @@ static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns
 		unsigned both = 1u << r->lo | 1u << r->hi;
 		if ((f->have_time & both) != both || f->t[r->lo] <= f->t[r->hi])
 			continue;
+		char in[96];
 		f->empty = 1;
-		if (r->lo == HS_FT_LIFE_MIN)
-			snprintf(f->warn, sizeof(f->warn),
-				 "--lifetime-min '%s' is longer than --lifetime-max '%s' in this trace (%.6f s and %.6f s): "
-				 "no allocation matches; give the shorter one to --lifetime-min", f->time_src[r->lo],
-				 f->time_src[r->hi], (double)f->t[r->lo] / 1e9, (double)f->t[r->hi] / 1e9);
-		else
-			snprintf(f->warn, sizeof(f->warn),
-				 "the range '%s %s' of %s ends before it starts in this trace (at %.6f s and %.6f s): "
-				 "no allocation matches; give the earlier time first", f->time_src[r->lo],
-				 f->time_src[r->hi], r->opt, (double)f->t[r->lo] / 1e9, (double)f->t[r->hi] / 1e9);
+		snprintf(in, sizeof(in), " in this trace (%.6f s and %.6f s)", (double)f->t[r->lo] / 1e9,
+			 (double)f->t[r->hi] / 1e9);
+		order_text(f->warn, sizeof(f->warn), f, r, in);
 		return;
 	}
 	/* points of time counted from the start are not clamped to the run: a time past the end asks about after the exit */
-	for (int k = 0; k < HS_FT_LIFE_MIN; k++)
-		if ((f->have_time & 1u << k) && f->time[k].anchor == HS_TIME_START && f->t[k] > end_ns) {
+	for (int k = 0; k < HS_FT_COUNT; k++)
+		if (k != HS_FT_LIFE_MIN && k != HS_FT_LIFE_MAX && (f->have_time & 1u << k) &&
+		    f->time[k].anchor == HS_TIME_START && f->t[k] > end_ns) {
 			snprintf(f->warn, sizeof(f->warn),
 				 "time '%s' of %s is past the end of the run (%.6f s): blocks never freed count as live there; "
 				 "give a time within the run, or 'end'", f->time_src[k], time_opt[k], (double)end_ns / 1e9);

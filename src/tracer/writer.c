@@ -73,7 +73,11 @@ static int move_high(int f)
  */
 static void mark_writing(int f)
 {
+	int e = errno;
+
+	/* a pipe or a file system without locks refuses: the trace then reads as before, without the mark */
 	syscall(SYS_flock, f, LOCK_EX | LOCK_NB);
+	errno = e;
 }
 
 /* The trace's descriptor, reopened by path if the program took its number; *st is the file's. */

@@ -511,7 +511,7 @@ fi
 rm -f ./-
 
 # a range that ends before it starts matched blocks allocated by its end and freed after its start
-experr error-range-reversed "the range '350ms 250ms' of --live-between ends before it starts; give the earlier time first" \
+experr error-range-reversed "the range '350ms 250ms' of --live-between ends before it starts: no allocation matches; give the earlier time first" \
     top "$P" --live-between 350ms 250ms
 experr error-range-reversed-percent "the range '90% 10%' of --allocated-between ends before it starts" leaks "$L" --allocated-between 90% 10%
 experr error-lifetime-order "lifetime-min '1s' is longer than --lifetime-max '1ms'" top "$P" --lifetime-min 1s --lifetime-max 1ms
