@@ -108,6 +108,7 @@ const SIGNALS = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGAB
 function endText(i) {
   if (i.end === 'signal') return `killed by ${SIGNALS[i.signal] || 'signal ' + i.signal}`;
   if (i.end === 'unknown') return 'no clean end (killed or crashed)';
+  if (i.end === 'running') return 'no end yet: still running (restart the viewer to read more)';
   return { exit: 'exited', _exit: '_exit', exec: 'exec', stop: 'hs_stop()' }[i.end] || i.end || '?';
 }
 

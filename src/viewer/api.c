@@ -505,9 +505,12 @@ static void info_fields(FILE *f, const struct hs_api_trace *tr)
 		fputs(i ? ", " : "", f);
 		hs_json_string(f, in->argv[i]);
 	}
-	fprintf(f, "], \"duration_ns\": %llu, \"end\": \"%s\", \"signal\": %d, \"mode\": \"%s\", \"sample_bytes\": %llu, "
-		   "\"estimated\": %s,\n",
-		(unsigned long long)t->end_ns, hs_fmt_end_key(t->clean_exit, t->end_reason, t->signal), t->signal,
+	fprintf(f, "], \"duration_ns\": %llu, \"end\": \"%s\", \"being_written\": %s, \"signal\": %d, \"mode\": \"%s\", "
+		   "\"sample_bytes\": %llu, \"estimated\": %s,\n",
+		(unsigned long long)t->end_ns,
+		!t->clean_exit && !t->signal && in->being_written ? "running"
+		: hs_fmt_end_key(t->clean_exit, t->end_reason, t->signal),
+		in->being_written ? "true" : "false", t->signal,
 		t->sample_bytes ? "sampled" : "full", (unsigned long long)t->sample_bytes, t->sample_bytes ? "true" : "false");
 	fprintf(f, " \"records\": %llu, \"allocations\": %.0f, \"bytes_allocated\": %.0f, \"threads\": %u,\n",
 		(unsigned long long)t->n, tr->allocations, tr->bytes, t->ntids);
