@@ -152,6 +152,32 @@ hs_report() {
     return $rc
 }
 # report_ok NAME TRACE JSONBASE: report it, print FAIL and return 1 if unusable
+# view_info TRACE FIELD...: start 'heapscope view' on TRACE, print those fields of its /api/info, stop it
+view_info() {
+    local trace=$1 port pid got=""
+    shift
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$HS" view --port "$port" "$trace" >"$W/view-info.out" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do
+        got=$(python3 - "$port" "$@" <<'EOF' 2>/dev/null
+import json, sys, urllib.request
+try:
+    with urllib.request.urlopen("http://127.0.0.1:%s/api/info" % sys.argv[1], timeout=5) as r:
+        j = json.load(r)
+    print(" ".join(str(j[k]) for k in sys.argv[2:]))
+except Exception:
+    pass
+EOF
+)
+        [ -n "$got" ] && break
+        sleep 0.1
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    echo "$got"
+}
+
 report_ok() {
     local name=$1 trace=$2 base=$3
     if [ ! -s "$trace" ]; then
@@ -556,26 +582,7 @@ if [ $HAVE_HS = 1 ]; then
     # read while the program runs: a snapshot that says so, not a trace of a killed process
     "$HS" report --json "$W/kill.d/k.hst" >"$W/live.json" 2>"$W/live.err"
     "$HS" leaks "$W/kill.d/k.hst" >"$W/live-leaks.out" 2>"$W/live-leaks.err"
-    vport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    "$HS" view --port "$vport" "$W/kill.d/k.hst" >"$W/live-view.out" 2>&1 &
-    vpid=$!
-    live_view=""
-    for _ in $(seq 1 100); do
-        live_view=$(python3 - "$vport" <<'EOF' 2>/dev/null
-import json, sys, urllib.request
-try:
-    with urllib.request.urlopen("http://127.0.0.1:%s/api/info" % sys.argv[1], timeout=5) as r:
-        j = json.load(r)
-    print(j["end"], j["being_written"])
-except Exception:
-    pass
-EOF
-)
-        [ -n "$live_view" ] && break
-        sleep 0.1
-    done
-    kill "$vpid" 2>/dev/null
-    wait "$vpid" 2>/dev/null
+    live_view=$(view_info "$W/kill.d/k.hst" end being_written)
     live_alive=0; kill -0 $kpid 2>/dev/null && live_alive=1
     kill -9 $kpid 2>/dev/null
     wait $kpid 2>/dev/null
@@ -964,26 +971,7 @@ for m in segv:11 abort:6 term:15 reraise:11; do
 done
 # the viewer says the same of the crashed run
 if [ $HAVE_HS = 1 ] && [ -s "$W/crash-segv.hst" ]; then
-    vport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    "$HS" view --port "$vport" "$W/crash-segv.hst" >"$W/crash-view.out" 2>&1 &
-    vpid=$!
-    got=""
-    for _ in $(seq 1 100); do
-        got=$(python3 - "$vport" <<'EOF' 2>/dev/null
-import json, sys, urllib.request
-try:
-    with urllib.request.urlopen("http://127.0.0.1:%s/api/info" % sys.argv[1], timeout=5) as r:
-        j = json.load(r)
-    print(j["end"], j["signal"])
-except Exception:
-    pass
-EOF
-)
-        [ -n "$got" ] && break
-        sleep 0.1
-    done
-    kill "$vpid" 2>/dev/null
-    wait "$vpid" 2>/dev/null
+    got=$(view_info "$W/crash-segv.hst" end signal)
     if [ "$got" = "signal 11" ]; then ok signal/viewer-end
     else fail signal/viewer-end "/api/info of the crashed run says '$got'"; fi
 else
