@@ -161,7 +161,11 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 		globfree(&g);
 	}
 	have = stat(root, &st) == 0;
-	if (have && !S_ISREG(st.st_mode))
+	/* created, then nothing written (no room, or the file size limit): the tracer said why on stderr */
+	if (have && S_ISREG(st.st_mode) && st.st_mtime >= started && st.st_size == 0)
+		fprintf(stderr, "heapscope: no trace in '%s': the tracer could not write it (its message above says why)\n",
+			root);
+	else if (have && !S_ISREG(st.st_mode))
 		fprintf(stderr, "heapscope: trace written to '%s' (not a regular file: 'heapscope report' reads "
 				"a trace once it is in a file)\n", root);
 	else if (have && st.st_mtime >= started)

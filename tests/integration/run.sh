@@ -1258,6 +1258,21 @@ else
     fail robust/file-size-limit "$HS_MISSING"
 fi
 
+# No room at all (ulimit -f 0): the tracer says so, and record must not then
+# say "trace written to" the empty file as if all went well
+if [ $HAVE_HS = 1 ]; then
+    rm -f "$W/fsize0.hst"
+    # stderr through a pipe: a file would be past the limit too
+    ( ulimit -f 0; exec "$HS" record -o "$W/fsize0.hst" -- "$P/basic" 2>&1 >/dev/null ) | cat >"$W/fsize0.err"
+    if grep -q "no trace in '$W/fsize0.hst'" "$W/fsize0.err" && ! grep -q 'trace written' "$W/fsize0.err"; then
+        ok robust/record-no-room
+    else
+        fail robust/record-no-room "stderr: $(head -c 300 "$W/fsize0.err" | tr '\n' '|')"
+    fi
+else
+    fail robust/record-no-room "$HS_MISSING"
+fi
+
 # A program that closed standard error and opened its own file there
 # (descriptor 2), traced until the file size limit stops the tracer: its
 # line on stderr went into the program's file, between its two lines. It
