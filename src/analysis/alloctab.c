@@ -434,10 +434,6 @@ static void new_peak(struct pass *ps, const struct hs_event *ev, uint64_t seq)
 	ps->t->peak_rises++;
 }
 
-/*
- * Fills a new table entry (f: the address while live, or the free time)
- * for allocation number seq and counts it into the heap.
- */
 /* The entry of an ALLOC event; f: the address while live, the free time, or HS_ALLOC_NEVER */
 static inline void entry(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f)
 {
@@ -447,6 +443,7 @@ static inline void entry(struct pass *ps, struct hs_alloc *a, const struct hs_ev
 	a->stack = ev->stack;
 }
 
+/* Fills a new table entry (entry()) for allocation number seq and counts it into the heap. */
 static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f, uint64_t seq)
 {
 	struct hs_alloctab *t = ps->t;
@@ -655,9 +652,9 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 /* n more events read: the progress callback about every million */
 static void counted(struct hs_alloctab *t, struct hs_reader *r, int n, hs_alloctab_progress progress, void *arg)
 {
-	t->events += (uint64_t)n;
-	if (progress && (t->events & ~(uint64_t)0xfffff) != ((t->events - (uint64_t)n) & ~(uint64_t)0xfffff))
+	if (progress && hs_progress_due(t->events, (uint64_t)n))
 		progress(arg, hs_reader_offset(r));
+	t->events += (uint64_t)n;
 }
 
 /* The events kept aside (rss, markers, how it ended); others are not the table's */

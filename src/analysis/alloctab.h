@@ -85,6 +85,12 @@ struct hs_alloctab {
 /* Called about every million events with the reader's file offset. */
 typedef void (*hs_alloctab_progress)(void *arg, uint64_t offset);
 
+/* A pass that had read done events and reads n more passes a million (2^20): time to call its progress */
+static inline int hs_progress_due(uint64_t done, uint64_t n)
+{
+	return (done >> 20) != ((done + n) >> 20);
+}
+
 /* Reads the whole trace once. On a reader error returns <0 and hs_reader_error(r) tells why. */
 int hs_alloctab_load(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_progress progress, void *arg);
 void hs_alloctab_free(struct hs_alloctab *t);

@@ -139,15 +139,14 @@ static const char *const time_opt[HS_FT_COUNT] = {
 	"--freed-between", "--freed-between", "--leaked-or-freed-after", "--lifetime-min", "--lifetime-max",
 };
 
-/* The bounds of a range, with its option's name (the lifetime's are two options). */
+/* The bounds of a range (the lifetime's are two options). */
 static const struct range {
 	enum hs_filter_time lo, hi;
-	const char *opt;
 } ranges[] = {
-	{ HS_FT_ALLOC_LO, HS_FT_ALLOC_HI, "--allocated-between" },
-	{ HS_FT_LIVE_LO, HS_FT_LIVE_HI, "--live-between" },
-	{ HS_FT_FREED_LO, HS_FT_FREED_HI, "--freed-between" },
-	{ HS_FT_LIFE_MIN, HS_FT_LIFE_MAX, "--lifetime-min" },
+	{ HS_FT_ALLOC_LO, HS_FT_ALLOC_HI },
+	{ HS_FT_LIVE_LO, HS_FT_LIVE_HI },
+	{ HS_FT_FREED_LO, HS_FT_FREED_HI },
+	{ HS_FT_LIFE_MIN, HS_FT_LIFE_MAX },
 };
 
 /* a comes after b whatever the trace: both counted from one anchor (the start, the run's length, the peak or the end) */
@@ -166,7 +165,7 @@ static void order_text(char *buf, size_t n, const struct hs_filter *f, const str
 			 "give the shorter one to --lifetime-min", f->time_src[r->lo], f->time_src[r->hi], in);
 	else
 		snprintf(buf, n, "the range '%s %s' of %s ends before it starts%s: no allocation matches; "
-			 "give the earlier time first", f->time_src[r->lo], f->time_src[r->hi], r->opt, in);
+			 "give the earlier time first", f->time_src[r->lo], f->time_src[r->hi], time_opt[r->lo], in);
 }
 
 /*

@@ -1,4 +1,4 @@
-/* lifetimes.c - two passes over the table: count the filtered allocations, then keep an even stride of them (or hand each out) */
+/* lifetimes.c - the filtered allocations one by one, or two passes: count them, then keep an even stride of them */
 #include "lifetimes.h"
 
 #include <errno.h>
@@ -30,31 +30,38 @@ int hs_lifetimes_each(const struct hs_alloctab *t, struct hs_filter *f, hs_lifet
 	return 0;
 }
 
+static int count_point(void *arg, const struct hs_lifetimes_point *p)
+{
+	(void)p;
+	((struct hs_lifetimes *)arg)->matched++;
+	return 0;
+}
+
+/* every stride-th point, up to the room counted for them (matched counts them again) */
+static int keep_point(void *arg, const struct hs_lifetimes_point *p)
+{
+	struct hs_lifetimes *lt = arg;
+
+	if (lt->matched++ % lt->stride)
+		return 0;
+	lt->pts[lt->n++] = *p;
+	if (p->life_ns > lt->max_life_ns)
+		lt->max_life_ns = p->life_ns;
+	return 0;
+}
+
 int hs_lifetimes_build(struct hs_lifetimes *lt, const struct hs_alloctab *t, struct hs_filter *f, uint64_t max_points)
 {
-	int all = hs_filter_passes_all(f);
-	uint64_t m = 0, cap;
+	uint64_t matched;
 
 	memset(lt, 0, sizeof(*lt));
-	for (uint64_t i = 0; i < t->n; i++)
-		if (all || hs_filter_match(f, t, hs_alloctab_at(t, i), i))
-			lt->matched++;
-	lt->stride = max_points && lt->matched > max_points ? (lt->matched + max_points - 1) / max_points : 1;
-	cap = lt->matched / lt->stride + 1;
-	if (!(lt->pts = malloc(cap * sizeof(*lt->pts))))
+	hs_lifetimes_each(t, f, count_point, lt);
+	matched = lt->matched;
+	lt->stride = max_points && matched > max_points ? (matched + max_points - 1) / max_points : 1;
+	if (!(lt->pts = malloc((matched / lt->stride + 1) * sizeof(*lt->pts))))
 		return -ENOMEM;
-	for (uint64_t i = 0; i < t->n && lt->n < cap; i++) {
-		const struct hs_alloc *a = hs_alloctab_at(t, i);
-		struct hs_lifetimes_point *p;
-		if (!all && !hs_filter_match(f, t, a, i))
-			continue;
-		if (m++ % lt->stride)
-			continue;
-		p = &lt->pts[lt->n++];
-		point_of(t, a, p);
-		if (p->life_ns > lt->max_life_ns)
-			lt->max_life_ns = p->life_ns;
-	}
+	lt->matched = 0;
+	hs_lifetimes_each(t, f, keep_point, lt);
 	return 0;
 }
 

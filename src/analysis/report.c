@@ -369,8 +369,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 		int nb;
 		rc = hs_reader_next_block(r, &batch);
 		nb = rc > 0 ? rc : 0;
-		/* about every million events, as the table's passes do */
-		if (progress && ((ps.seq + (uint64_t)nb) >> 20) != (ps.seq >> 20))
+		if (progress && hs_progress_due(ps.seq, (uint64_t)nb))
 			progress(arg, hs_reader_offset(r));
 		for (int i = 0; i < nb && i < AHEAD; i++)
 			prefetch(&ps, &batch[i]);

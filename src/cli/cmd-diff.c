@@ -5,6 +5,7 @@
 #include "../analysis/diff.h"
 #include "../analysis/top.h"
 #include "../render/diff.h"
+#include "../render/format.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -57,19 +58,14 @@ static void warn_other_program(const char *const *paths, const struct hs_trace_i
 		paths[0], b->exe ? b->exe : "?", paths[1], n->exe ? n->exe : "?");
 }
 
-/* How a trace was recorded, for the warning below. */
+/* How a trace was recorded, for the warning below (the size as the report gives it). */
 static const char *mode_text(char *buf, size_t n, const struct hs_trace_info *in)
 {
-	unsigned long long s = in->sample_bytes;
+	char size[32];
 
-	if (!s)
+	if (!in->sample_bytes)
 		return "a full trace";
-	if (s % (1u << 20) == 0)
-		snprintf(buf, n, "sampled every %llu MiB", s >> 20);
-	else if (s % 1024 == 0)
-		snprintf(buf, n, "sampled every %llu KiB", s >> 10);
-	else
-		snprintf(buf, n, "sampled every %llu bytes", s);
+	snprintf(buf, n, "sampled every %s", hs_fmt_bytes(size, sizeof(size), (double)in->sample_bytes));
 	return buf;
 }
 

@@ -1,6 +1,5 @@
 /* cmd-flame.c - heapscope flame: a memory flame graph of the filtered allocations, as SVG or folded stacks */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -150,9 +149,8 @@ int hs_cmd_flame(int argc, char **argv)
 			goto out;
 		}
 	}
-	out = out_path && strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
-	if (!out) {
-		rc = hs_die("cannot write '%s': %s; check that its directory exists and is writable", out_path, strerror(errno));
+	if (!(out = hs_cli_out_open(out_path))) {
+		rc = 1;
 		goto out;
 	}
 	if (folded) {
@@ -173,16 +171,7 @@ int hs_cmd_flame(int argc, char **argv)
 				      : (f.desc[0] ? "; from main up" : "from main up"));
 		k = hs_render_flame_svg(out, &fl, title, sub);
 	}
-	if (out != stdout && fclose(out) != 0)
-		k = -EIO;
-	out = NULL;
-	if (k < 0) {
-		rc = hs_die("cannot write '%s': %s; check free space", out_path ? out_path : "stdout", strerror(-k));
-		goto out;
-	}
-	if (out_path && strcmp(out_path, "-"))
-		fprintf(stderr, "heapscope: %s written to '%s'\n", folded ? "folded stacks" : o.json ? "flame JSON" : "flame graph",
-			out_path);
+	rc = hs_cli_out_close(out, out_path, k, folded ? "folded stacks" : o.json ? "flame JSON" : "flame graph");
 out:
 	hs_flame_free(&fl);
 	hs_filter_free(&f);

@@ -10,7 +10,6 @@
 
 #include "../analysis/alloctab.h"
 #include "../analysis/filter.h"
-#include "../common/file.h"
 #include "cli.h"
 #include "heapscope/reader.h"
 
@@ -106,18 +105,6 @@ int hs_cli_stream_fall_back(const char *path, const char *why)
 	return 2;
 }
 
-/* The tracer still writes the trace at path (hs_file_being_written); 0 when it cannot be opened. */
-static int being_written(const char *path)
-{
-	int fd = hs_open_regular(path, NULL), w;
-
-	if (fd < 0)
-		return 0;
-	w = hs_file_being_written(fd);
-	close(fd);
-	return w;
-}
-
 int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f, int by, const struct hs_cli_sink *sk)
 {
 	struct hs_cli_progress p;
@@ -127,14 +114,14 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (being_written(path))
-		return hs_cli_stream_fall_back(path, "its process still writes it: its end would move between two reads");
-	/* the end first: verdicts and "98%" need it; a file that cannot give it takes the table path and its errors */
-	if (hs_reader_end_hint(path, &hint) < 0)
-		return hs_cli_stream_fall_back(path, "its end cannot be read first");
 	if (hs_reader_open(&t->r, path) < 0)
 		return hs_die("%s", hs_reader_error(t->r));
-	hs_cli_warn_if_written(t->r, path);
+	/* the table path reads one snapshot, and warns */
+	if (hs_reader_info(t->r)->being_written)
+		return hs_cli_stream_fall_back(path, "its process still writes it: its end would move between two reads");
+	/* the end too: verdicts and "98%" need it; a file that cannot give it takes the table path and its errors */
+	if (hs_reader_end_hint(path, &hint) < 0)
+		return hs_cli_stream_fall_back(path, "its end cannot be read first");
 	progress = hs_cli_progress_start(&p, path);
 	if (sk->begin(sk->ctx, hint, hs_reader_info(t->r)->sample_bytes, &arg) < 0)
 		return hs_die("out of memory analysing '%s'", path);

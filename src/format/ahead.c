@@ -209,7 +209,7 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	to->f = from->f;
 	from->f = NULL;
 	to->file_size = from->file_size;
-	to->snapshot = from->snapshot;
+	to->info.being_written = from->info.being_written;
 	to->chunk_off = from->chunk_off;
 	to->next_chunk = from->next_chunk;
 	to->chunks = from->chunks;

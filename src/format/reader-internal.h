@@ -14,13 +14,6 @@ struct hs_reader {
 	char *path;
 	FILE *f;
 	uint64_t file_size;             /* at open */
-	/*
-	 * The tracer still wrote the file at open: read the chunks that were
-	 * whole then, a snapshot, rather than chase a writer that a reader
-	 * sharing its CPUs may never catch up with, nor call its chunk in
-	 * progress a truncation.
-	 */
-	int snapshot;
 	char err[512];
 	char warn[512];
 	int failed;

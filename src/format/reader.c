@@ -168,7 +168,14 @@ static int load_chunk(struct hs_reader *r)
 	n = fread(h, 1, sizeof(h), r->f);
 	if (n == 0)
 		return 0;
-	if (r->snapshot && (n < sizeof(h) || r->chunk_off + HS_CHUNK_HEADER_SIZE + hs_get_u32(h + 8) > r->file_size))
+	/*
+	 * The tracer still wrote the file at open: read the chunks that were
+	 * whole then, a snapshot, rather than chase a writer that a reader
+	 * sharing its CPUs may never catch up with, nor call its chunk in
+	 * progress a truncation.
+	 */
+	if (r->info.being_written &&
+	    (n < sizeof(h) || r->chunk_off + HS_CHUNK_HEADER_SIZE + hs_get_u32(h + 8) > r->file_size))
 		return 0;
 	if (n < sizeof(h)) {
 		warn(r, "'%s' is truncated: incomplete chunk header at offset %llu; read up to there",
@@ -1097,7 +1104,7 @@ int hs_reader_open(struct hs_reader **out, const char *path)
 		return fail(r, rc, "cannot open '%s': %s", path, strerror(-rc));
 	}
 	r->file_size = (uint64_t)st.st_size;
-	r->info.being_written = r->snapshot = hs_file_being_written(fd);
+	r->info.being_written = hs_file_being_written(fd);
 	rc = read_header(r);
 	if (rc < 0)
 		return rc;

@@ -189,6 +189,28 @@ static int cmp_kids(const void *a, const void *b)
 	return strcmp(sort_fl->names[x->name], sort_fl->names[y->name]);
 }
 
+/*
+ * Node id's children, heaviest first, into the shared scratch past the
+ * ancestors' entries (kids[0] counts them), so that recursion cannot
+ * clobber them: at kids + 1 + *first, as many as it returns. Give them
+ * back with kids[0] -= n.
+ */
+static uint32_t sorted_kids(const struct hs_flame *fl, uint32_t *kids, uint32_t id, uint32_t *first)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = fl->nodes[id].first_child; c; c = fl->nodes[c].next_sibling)
+		n++;
+	*first = kids[0];
+	kids[0] += n;
+	n = 0;
+	for (uint32_t c = fl->nodes[id].first_child; c; c = fl->nodes[c].next_sibling)
+		kids[1 + *first + n++] = c;
+	sort_fl = fl;
+	qsort(&kids[1 + *first], n, sizeof(uint32_t), cmp_kids);
+	return n;
+}
+
 static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)
 {
 	const struct hs_flame *fl = s->fl;
@@ -198,7 +220,7 @@ static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)
 	char a[64], b[64];
 	int r, g, bl;
 	size_t len = strlen(name), fit;
-	uint32_t first, n = 0;
+	uint32_t first, n;
 
 	if (w < MIN_PX)
 		return;
@@ -239,19 +261,7 @@ static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)
 	}
 	fputs("</text></g>\n", s->f);
 
-	first = n = 0;
-	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
-		n++;
-	if (!n)
-		return;
-	/* children go into the shared scratch past the ancestors' entries, so recursion cannot clobber them */
-	first = s->kids[0];
-	s->kids[0] += n;
-	n = 0;
-	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
-		s->kids[1 + first + n++] = c;
-	sort_fl = fl;
-	qsort(&s->kids[1 + first], n, sizeof(uint32_t), cmp_kids);
+	n = sorted_kids(fl, s->kids, id, &first);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t c = s->kids[1 + first + i];
 		frame(s, c, depth + 1, x);
@@ -301,7 +311,7 @@ static const char script[] =
 static void json_node(FILE *f, const struct hs_flame *fl, uint32_t *kids, uint32_t id, unsigned indent)
 {
 	const struct hs_flame_node *nd = &fl->nodes[id];
-	uint32_t first, n = 0;
+	uint32_t first, n;
 
 	fprintf(f, "{\"name\": ");
 	hs_json_string(f, fl->names[nd->name]);
@@ -316,19 +326,11 @@ static void json_node(FILE *f, const struct hs_flame *fl, uint32_t *kids, uint32
 	if (nd->inlined)
 		fprintf(f, ", \"inlined\": true");
 	fprintf(f, ", \"value\": %.0f, \"count\": %.0f", nd->weight, nd->count);
-	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
-		n++;
+	n = sorted_kids(fl, kids, id, &first);
 	if (!n) {
 		fputc('}', f);
 		return;
 	}
-	first = kids[0];
-	kids[0] += n;
-	n = 0;
-	for (uint32_t c = nd->first_child; c; c = fl->nodes[c].next_sibling)
-		kids[1 + first + n++] = c;
-	sort_fl = fl;
-	qsort(&kids[1 + first], n, sizeof(uint32_t), cmp_kids);
 	fprintf(f, ", \"children\": [");
 	for (uint32_t i = 0; i < n; i++) {
 		fprintf(f, "%s\n%*s", i ? "," : "", (int)(indent + 1), "");

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../common/decimal.h"
 #include "format.h"
 #include "svgplot.h"
 
@@ -45,32 +46,22 @@ struct out {
 	uint64_t n;
 };
 
-/* v in decimal, written backwards to end; returns where it starts */
-static char *digits(char *end, uint64_t v)
-{
-	do
-		*--end = (char)('0' + v % 10);
-	while (v /= 10);
-	return end;
-}
-
 /* v in decimal at p; returns the end */
 static char *put_u64(char *p, uint64_t v)
 {
-	char tmp[24], *s = digits(tmp + sizeof(tmp), v);
-	size_t n = (size_t)(tmp + sizeof(tmp) - s);
-
-	memcpy(p, s, n);
-	return p + n;
+	return p + hs_u64_to_str(p, v);
 }
 
 /* ns as seconds with nine decimals ("12.000345678"), exact */
 static char *put_seconds(char *p, uint64_t ns)
 {
+	char frac[24];
+
 	p = put_u64(p, ns / 1000000000);
 	*p++ = '.';
-	digits(p + 9, ns % 1000000000 + 1000000000);   /* the leading 1 goes before p, over the '.' */
-	p[-1] = '.';
+	/* a leading 1 keeps the fraction's zeros: its nine digits follow it */
+	hs_u64_to_str(frac, ns % 1000000000 + 1000000000);
+	memcpy(p, frac + 1, 9);
 	return p + 9;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <x86intrin.h>
 
+#include "../common/decimal.h"
 #include "../format/records.h"
 #include "lock.h"
 
@@ -394,7 +395,6 @@ void hs_single_keep(void);
 int hs_single_kept(void);
 void *hs_map(size_t len);
 void hs_unmap(void *p, size_t len);
-size_t hs_u64_to_str(char *out, uint64_t v);
 pid_t hs_gettid(void);
 void hs_strlcat(char *dst, const char *src, size_t cap);
 

@@ -95,21 +95,6 @@ void hs_unmap(void *p, size_t len)
 		syscall(SYS_munmap, p, len);
 }
 
-size_t hs_u64_to_str(char *out, uint64_t v)
-{
-	char tmp[24];
-	size_t n = 0, i;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	out[n] = 0;
-	return n;
-}
-
 void hs_internal_enter(struct hs_thread *t, sigset_t *old)
 {
 	sigset_t all;

@@ -309,8 +309,8 @@ expect diff-same-program-quiet "" "$("$HS" diff "$L" "$W/leaky2.hst" 2>&1 >/dev/
 expect diff-other-program-warned "diff compares two runs of one program" \
     "$("$HS" diff "$L" "$W/phases.hst" 2>&1 >/dev/null | grep -o 'diff compares two runs of one program')"
 # a sampled trace's estimates against a full trace's figures: their error shows as changes
-expect diff-other-mode-warned "is a full trace and '$W/sampled.hst' sampled every 4 KiB" \
-    "$("$HS" diff "$W/phases.hst" "$W/sampled.hst" 2>&1 >/dev/null | grep -o "is a full trace and '$W/sampled.hst' sampled every 4 KiB")"
+expect diff-other-mode-warned "is a full trace and '$W/sampled.hst' sampled every 4.00 KiB" \
+    "$("$HS" diff "$W/phases.hst" "$W/sampled.hst" 2>&1 >/dev/null | grep -o "is a full trace and '$W/sampled.hst' sampled every 4.00 KiB")"
 expect diff-by-function "linear_leak" "$("$HS" diff "$L" "$W/leaky2.hst" --by function --sort leaked --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0]["name"])')"
 (cd "$W" && "$HS" diff leaky.hst leaky2.hst) >"$W/diff-text.txt" 2>&1
 if [ "$(awk 'length > 80' "$W/diff-text.txt" | wc -l)" = 0 ] && grep -q '+48.8 KiB' "$W/diff-text.txt"; then
