@@ -17,7 +17,8 @@ int hs_trace_if_requested(void);
 
 /*
  * Starts tracing into path (%p expands to the pid, %e to the executable's
- * name). Returns 0, or -1 if the file cannot be created. A no-op returning 0
+ * name; a relative path is taken from the working directory of this call).
+ * Returns 0, or -1 if the file cannot be created. A no-op returning 0
  * when already tracing.
  */
 int hs_start(const char *path);

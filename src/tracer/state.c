@@ -600,17 +600,40 @@ static void check_malloc_is_ours(void)
 		       ", loaded before libheapscope.so: its calls are not traced; put libheapscope.so first in LD_PRELOAD");
 }
 
+/*
+ * The template, made absolute from the working directory at the start: a
+ * program that changes directory before it forks or execs had its followed
+ * children's traces written there, where `record` did not look for them.
+ */
+static int absolute_output(const char *path)
+{
+	char cwd[sizeof(hs_g.cfg.output)];
+	size_t n;
+
+	cwd[0] = 0;
+	/* no working directory (deleted, or too long): relative it stays, as before */
+	if (path[0] != '/' && syscall(SYS_getcwd, cwd, sizeof(cwd)) <= 0)
+		cwd[0] = 0;
+	n = strlen(cwd);
+	if (n && cwd[n - 1] != '/')
+		cwd[n++] = '/';
+	if (n + strlen(path) >= sizeof(hs_g.cfg.output))
+		return -1;
+	memcpy(cwd + n, path, strlen(path) + 1);
+	memcpy(hs_g.cfg.output, cwd, strlen(cwd) + 1);
+	return 0;
+}
+
 static int start(const char *path)
 {
 	struct hs_thread *t;
 	sigset_t old;
 	int first = !started_once;
 
-	if (strlen(path) >= sizeof(hs_g.cfg.output)) {
+	if (absolute_output(path) < 0) {
 		hs_log("the output path is too long:", path, "; give HEAPSCOPE_OUTPUT a shorter one");
 		return -1;
 	}
-	strcpy(hs_g.cfg.output, path);
 	hs_g.pid = getpid();
 	if (!started_once) {
 		/* here, not at load: a process that never traces (no HEAPSCOPE_OUTPUT) reads neither CPUID nor sysfs */
@@ -725,6 +748,10 @@ void hs_init(void)
 	 */
 	if (hs_g.cfg.follow_exec && !hs_g.cfg.is_child)
 		setenv("HEAPSCOPE_CHILD", "1", 1);
+	/* the programs it runs write beside it, wherever they start (before tracing: setenv allocates) */
+	if (!bad && hs_g.cfg.follow_exec && out && out[0] && out[0] != '/' && absolute_output(out) == 0 &&
+	    setenv("HEAPSCOPE_OUTPUT", hs_g.cfg.output, 1) == 0)
+		out = getenv("HEAPSCOPE_OUTPUT");
 	if (!hs_g.cfg.follow_exec) {
 		strip_preload();
 		unsetenv("HEAPSCOPE_OUTPUT");

@@ -80,7 +80,8 @@ cc_prog() { # out src [extra flags]
     fi
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
-    underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff; do
+    underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
+    wanderer; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -492,6 +493,32 @@ if [ $HAVE_HS = 1 ]; then
     n=$(ls "$W/forkenv.d" | grep -c '^e\.[0-9]*\.hst$')
     if [ "$n" = 2 ]; then ok fork/env-percent-p
     else fail fork/env-percent-p "expected e.<ppid>.hst and e.<cpid>.hst, got: $(ls "$W/forkenv.d" | tr '\n' ' ')"; fi
+
+    # a relative trace path is the start's working directory's: a program
+    # that changed directory before it forked or exec'd had its children's
+    # traces written where it went, and record named none of them
+    rm -rf "$W/wander.d"
+    mkdir -p "$W/wander.d/sub"
+    hs_record wander --follow-fork --follow-exec -o w.hst -- "$P/wanderer" sub
+    here=$(cd "$W/wander.d" && ls w.hst* 2>/dev/null | grep -c .)
+    there=$(ls "$W/wander.d/sub" | grep -c .)
+    named=$(sed -n "s/.*heapscope: \([0-9]*\) more from followed processes:.*/\1/p" "$W/wander.err")
+    leaked=""
+    for f in "$W"/wander.d/w.hst*; do
+        [ -f "$f" ] && leaked="$leaked $("$HS" report --json "$f" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["leaked"]["bytes"])' 2>/dev/null)"
+    done
+    leaked=$(echo $leaked | tr ' ' '\n' | sort -n | tr '\n' ' ')
+    if [ "$here" = 4 ] && [ "$there" = 0 ] && [ "$named" = 3 ] && [ "$leaked" = "0 100 200 300 " ]; then ok fork/chdir-traces-beside-root
+    else fail fork/chdir-traces-beside-root "$here traces where record ran (want 4: root, forked child, exec'd child before and after exec), $there in the directory the program moved to (want 0), record named '$named' followed (want 3), leaked bytes '$leaked' (want 0 100 200 300: the child before its exec has none)"; fi
+    # the same without the wrapper: the environment's relative path
+    rm -rf "$W/wanderenv.d"
+    mkdir -p "$W/wanderenv.d/sub"
+    (cd "$W/wanderenv.d" && timeout 60 env LD_PRELOAD=$LIB HEAPSCOPE_OUTPUT=e.%p.hst HEAPSCOPE_FOLLOW_FORK=1 \
+        HEAPSCOPE_FOLLOW_EXEC=1 "$P/wanderer" sub) >"$W/wanderenv.out" 2>"$W/wanderenv.err"
+    here=$(ls "$W/wanderenv.d" | grep -c '^e\.[0-9.]*hst')
+    there=$(ls "$W/wanderenv.d/sub" | grep -c .)
+    if [ "$here" = 4 ] && [ "$there" = 0 ]; then ok fork/chdir-env-traces-beside-root
+    else fail fork/chdir-env-traces-beside-root "$here traces where the program started (want 4), $there where it moved to (want 0): $(ls "$W/wanderenv.d" "$W/wanderenv.d/sub" | tr '\n' ' ')"; fi
 
     # the environment's sizes and times read as record's options read them:
     # "1.5M" is 1.5 MiB (it sampled at every byte); a value that is no size
