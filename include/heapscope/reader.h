@@ -254,6 +254,33 @@ const char *hs_frame_name(const struct hs_frame *fr, char *buf, size_t n);
  */
 int hs_reader_symbolize(struct hs_reader *r, uint64_t return_address, struct hs_frame *frames, int max);
 
+/*
+ * Where else to look for the traced binaries (a trace from another machine,
+ * or a program rebuilt since it was recorded): directories separated by
+ * ':'. A module's file is taken from its recorded path, else from that path
+ * under each directory (a sysroot), else by its name in each, else from any
+ * file below them (four levels deep) with its build-id; a file with another
+ * build-id than the recorded one is never taken. Call before the first
+ * hs_reader_symbolize. Returns 0, -EBUSY after symbolizing began, or
+ * -ENOMEM.
+ */
+int hs_reader_set_binary_dirs(struct hs_reader *r, const char *dirs);
+
+/* Why frames of a module were left unnamed (shown by module and offset). */
+enum hs_module_problem {
+	HS_MODULE_MISSING = 1,     /* no file at its path, nor in the binary directories */
+	HS_MODULE_OTHER_BUILD,     /* files there, but none with the recorded build-id (rebuilt since) */
+	HS_MODULE_UNREADABLE,      /* a file there that cannot be read, or is no ELF file */
+};
+
+/*
+ * The i-th module (from 0) that frames symbolized so far fell in and could
+ * not be named by: its path as recorded, why, and how many distinct
+ * addresses it left unnamed. Returns 1, or 0 past the last.
+ */
+int hs_reader_unnamed_module(struct hs_reader *r, size_t i, const char **path, enum hs_module_problem *why,
+			     uint64_t *addresses);
+
 #ifdef __cplusplus
 }
 #endif

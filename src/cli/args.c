@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -22,6 +23,35 @@ int hs_cli_args_by(const char *v, int *by)
 	return 0;
 }
 
+/* --binaries, every directory given, joined by ':' (hs_reader_set_binary_dirs) */
+static char binary_dirs[8192];
+
+const char hs_cli_binaries_usage[] =
+	"  --binaries DIR    where the traced binaries are when not at their recorded\n"
+	"                    paths (another machine, a program rebuilt since); repeat for more\n";
+
+static int add_binary_dir(const char *cmd, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return hs_die("'%s' is not a directory; give --binaries the directory that holds the traced binaries "
+			      "(see 'heapscope %s --help')", dir, cmd);
+	if (strchr(dir, ':'))
+		return hs_die("'%s' has a ':' in its name, which --binaries cannot take; link it under another name", dir);
+	if (strlen(binary_dirs) + strlen(dir) + 2 > sizeof(binary_dirs))
+		return hs_die("too many --binaries directories; give fewer, or a common parent of them");
+	if (binary_dirs[0])
+		strcat(binary_dirs, ":");
+	strcat(binary_dirs, dir);
+	return 0;
+}
+
+const char *hs_cli_binary_dirs(void)
+{
+	return binary_dirs[0] ? binary_dirs : NULL;
+}
+
 /* Filters first, so that every command takes them the same way; the second filter takes the same words. */
 static int one(struct hs_cli_args *a, int argc, char **argv, int *i)
 {
@@ -37,10 +67,16 @@ static int one(struct hs_cli_args *a, int argc, char **argv, int *i)
 	}
 	if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
 		fputs(a->usage, stdout);
+		fputs(hs_cli_binaries_usage, stdout);
 		if (a->f)
 			fputs(hs_filter_usage, stdout);
 		a->help = 1;
 		return 0;
+	}
+	if (!strcmp(s, "--binaries")) {
+		if (*i + 1 >= argc)
+			return hs_die("--binaries needs a directory; see 'heapscope %s --help'", a->cmd);
+		return add_binary_dir(a->cmd, argv[++*i]);
 	}
 	if (listed(a->flags, s))
 		return a->take(a->ctx, s, NULL);

@@ -38,6 +38,14 @@ void hs_cli_progress(void *arg, uint64_t offset);
 /* Clears the progress line, if one was shown. */
 void hs_cli_progress_end(struct hs_cli_progress *p);
 
+/* --binaries (args.c): the directories given, ':'-separated, or NULL; and the line --help gives it */
+const char *hs_cli_binary_dirs(void);
+extern const char hs_cli_binaries_usage[];
+/* hs_reader_open with the --binaries directories; 0, or 1 after printing why not (*r is then closed). */
+int hs_cli_reader_open(struct hs_reader **r, const char *path);
+/* After the output: a line on stderr for each module whose frames were left unnamed, and what to do. */
+void hs_cli_warn_unnamed(struct hs_reader *r);
+
 /* One line on stderr when the trace's process still writes it (hs_trace_info.being_written). */
 void hs_cli_warn_if_written(struct hs_reader *r, const char *path);
 

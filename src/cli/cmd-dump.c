@@ -49,10 +49,8 @@ int hs_cmd_dump(int argc, char **argv)
 	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
 		return rc;
 	path = args.paths[0];
-	if (hs_reader_open(&r, path) < 0) {
-		rc = hs_die("%s", hs_reader_error(r));
+	if ((rc = hs_cli_reader_open(&r, path)) != 0)
 		goto out;
-	}
 	while ((rc = hs_reader_next(r, &ev)) > 0) {
 		printf("%" PRIu64 " %u %s", ev.time_ns, ev.tid, kind_name(ev.kind));
 		switch (ev.kind) {
@@ -110,6 +108,7 @@ int hs_cmd_dump(int argc, char **argv)
 		rc = hs_die("%s", hs_reader_error(r));
 	else if (hs_reader_warning(r)[0])
 		fprintf(stderr, "heapscope: warning: %s\n", hs_reader_warning(r));
+	hs_cli_warn_unnamed(r);
 out:
 	hs_reader_close(r);
 	return rc;

@@ -26,10 +26,8 @@ int hs_cmd_report(int argc, char **argv)
 	if ((rc = hs_cli_args_parse(&args, argc, argv)) != 0 || args.help)
 		return rc;
 	path = args.paths[0];
-	if (hs_reader_open(&r, path) < 0) {
-		rc = hs_die("%s", hs_reader_error(r));
+	if ((rc = hs_cli_reader_open(&r, path)) != 0)
 		goto out;
-	}
 	hs_cli_warn_if_written(r, path);
 	progress = hs_cli_progress_start(&pr, path);
 	k = hs_report_build(&rep, r, progress, &pr);
@@ -45,6 +43,7 @@ int hs_cmd_report(int argc, char **argv)
 	else
 		hs_render_report_text(stdout, r, &rep, path);
 	hs_report_free(&rep);
+	hs_cli_warn_unnamed(r);
 out:
 	hs_reader_close(r);
 	return rc;

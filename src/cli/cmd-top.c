@@ -132,6 +132,7 @@ int hs_cmd_top(int argc, char **argv)
 		hs_render_top_json(stdout, &ctx, callers ? &sub : &top);
 	else
 		hs_render_top_text(stdout, &ctx, callers ? &sub : &top);
+	hs_cli_warn_unnamed(r);
 out:
 	hs_top_free(&sub);
 	hs_top_free(&top);

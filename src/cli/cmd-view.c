@@ -161,10 +161,8 @@ int hs_cmd_view(int argc, char **argv)
 	for (int i = 0; i < L.n; i++) {
 		struct stat sb;
 		L.paths[i] = args.paths[i];
-		if (hs_reader_open(&L.r[i], L.paths[i]) < 0) {
-			rc = hs_die("%s", hs_reader_error(L.r[i]));
+		if ((rc = hs_cli_reader_open(&L.r[i], L.paths[i])) != 0)
 			goto out;
-		}
 		if (stat(L.paths[i], &sb) == 0)
 			L.size[i] = (uint64_t)sb.st_size;
 	}

@@ -60,14 +60,48 @@ void hs_cli_warn_if_written(struct hs_reader *r, const char *path)
 				"again after the program ends for the whole run\n", path, hs_reader_info(r)->pid);
 }
 
+int hs_cli_reader_open(struct hs_reader **r, const char *path)
+{
+	if (hs_reader_open(r, path) < 0)
+		return hs_die("%s", hs_reader_error(*r));
+	if (hs_cli_binary_dirs() && hs_reader_set_binary_dirs(*r, hs_cli_binary_dirs()) < 0) {
+		hs_reader_close(*r);
+		*r = NULL;
+		return hs_die("out of memory opening '%s'", path);
+	}
+	return 0;
+}
+
+void hs_cli_warn_unnamed(struct hs_reader *r)
+{
+	const char *path, *why;
+	enum hs_module_problem p;
+	uint64_t n;
+	int dirs = hs_cli_binary_dirs() != NULL;
+
+	for (size_t i = 0; r && hs_reader_unnamed_module(r, i, &path, &p, &n); i++) {
+		if (p == HS_MODULE_OTHER_BUILD)
+			why = dirs ? "the file there is another build (rebuilt since the trace was recorded?), and the "
+				     "--binaries directories hold none with its build-id"
+				   : "the file there is another build (rebuilt since the trace was recorded?)";
+		else if (p == HS_MODULE_UNREADABLE)
+			why = "the file there cannot be read as an ELF file";
+		else
+			why = dirs ? "no such file, there nor in the --binaries directories" : "no such file";
+		fprintf(stderr, "heapscope: warning: %llu %s in '%s' left unnamed: %s; give the directory that holds "
+				"the binary that ran with --binaries DIR\n",
+			(unsigned long long)n, n == 1 ? "address" : "addresses", path, why);
+	}
+}
+
 int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)
 {
 	struct hs_cli_progress p;
 	hs_alloctab_progress progress;
 	int rc;
 
-	if (hs_reader_open(r, path) < 0)
-		return hs_die("%s", hs_reader_error(*r));
+	if (hs_cli_reader_open(r, path) != 0)
+		return 1;
 	hs_cli_warn_if_written(*r, path);
 	progress = hs_cli_progress_start(&p, path);
 	rc = hs_alloctab_load(t, *r, progress, &p);
@@ -114,8 +148,8 @@ int hs_cli_stream(struct hs_cli_trace *t, const char *path, struct hs_filter *f,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (hs_reader_open(&t->r, path) < 0)
-		return hs_die("%s", hs_reader_error(t->r));
+	if (hs_cli_reader_open(&t->r, path) != 0)
+		return 1;
 	/* the table path reads one snapshot, and warns */
 	if (hs_reader_info(t->r)->being_written)
 		return hs_cli_stream_fall_back(path, "its process still writes it: its end would move between two reads");
@@ -169,6 +203,7 @@ int hs_cli_trace_open(struct hs_cli_trace *t, const char *path, struct hs_filter
 
 void hs_cli_trace_close(struct hs_cli_trace *t)
 {
+	hs_cli_warn_unnamed(t->r);
 	if (t->have_st)
 		hs_stacks_free(&t->st);
 	hs_alloctab_free(&t->tab);

@@ -48,6 +48,7 @@ struct hs_reader {
 	uint64_t calls[HS_FN_COUNT], bytes[HS_FN_COUNT];
 
 	struct hs_symbols *sym;
+	char *binary_dirs;          /* hs_reader_set_binary_dirs, or NULL */
 	int skim;                   /* hs_reader_end_hint: one chunk read alone, its stack nodes ignored */
 	int no_addresses;           /* hs_reader_skip_addresses: the ptr stream and the predictions go unread */
 

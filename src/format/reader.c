@@ -1147,6 +1147,7 @@ void hs_reader_close(struct hs_reader *r)
 	free(r->zbuf);
 	free(r->rbuf);
 	free(r->path);
+	free(r->binary_dirs);
 	free(r);
 }
 

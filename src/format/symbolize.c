@@ -1,7 +1,13 @@
 /* symbolize.c - return addresses to functions, files, lines and inlined frames with elfutils libdw */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <elfutils/libdwfl.h>
 #include <libiberty/demangle.h>
 #include <stdio.h>
@@ -56,6 +62,20 @@ struct symtab {
 	size_t nbounds;
 };
 
+/* A module whose frames could not be named, and why (enum hs_module_problem). */
+struct problem {
+	size_t mod;              /* index in r->mods */
+	int why;
+	uint64_t addresses;      /* distinct ones resolved in it */
+};
+
+/* A file below the binary directories, by build-id (built at the first module that needs it). */
+struct by_id {
+	uint8_t id[64];
+	size_t len;
+	char *path;
+};
+
 struct hs_symbols {
 	Dwfl *dwfl;
 	struct symtab *tabs;
@@ -70,6 +90,13 @@ struct hs_symbols {
 	size_t nframes, frames_cap;
 	char **strings;             /* owned strings, freed with the reader */
 	size_t nstrings, strings_cap;
+	struct problem *problems;
+	size_t nproblems, problems_cap;
+	int *mod_problem;           /* per module index: 1 + its problem's index, 0 none */
+	size_t mod_problem_cap;
+	struct by_id *ids;
+	size_t nids, ids_cap;
+	int ids_built;
 };
 
 /*
@@ -156,8 +183,217 @@ void hs_symbols_free(struct hs_reader *r)
 	free(s->map);
 	free(s->frames);
 	free(s->debuginfo_path);
+	free(s->problems);
+	free(s->mod_problem);
+	for (size_t i = 0; i < s->nids; i++)
+		free(s->ids[i].path);
+	free(s->ids);
 	free(s);
 	r->sym = NULL;
+}
+
+/* 1: the ELF file open at fd has the module's build-id (or none was recorded); 0: another; -1: no ELF file. */
+static int same_build(int fd, const struct hs_module *m)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *bits;
+	ssize_t n;
+	int rc = -1;
+
+	if (!e)
+		return -1;
+	if (elf_kind(e) == ELF_K_ELF) {
+		n = dwelf_elf_gnu_build_id(e, &bits);
+		rc = !m->build_id_len || (n == (ssize_t)m->build_id_len && !memcmp(bits, m->build_id, (size_t)n));
+	}
+	elf_end(e);
+	return rc;
+}
+
+/* path as m's file: an open descriptor when it is the build that ran; else -1, with *why the worst seen so far. */
+static int try_file(const char *path, const struct hs_module *m, int *why)
+{
+	int fd = hs_open_regular(path, NULL), k;
+
+	if (fd < 0) {
+		if (fd != -ENOENT && fd != -ENOTDIR && *why != HS_MODULE_OTHER_BUILD)
+			*why = HS_MODULE_UNREADABLE;
+		return -1;
+	}
+	if ((k = same_build(fd, m)) == 1)
+		return fd;
+	close(fd);
+	if (k == 0)
+		*why = HS_MODULE_OTHER_BUILD;
+	else if (*why != HS_MODULE_OTHER_BUILD)
+		*why = HS_MODULE_UNREADABLE;
+	return -1;
+}
+
+#define BY_ID_DEPTH 4
+#define BY_ID_FILES 50000   /* a directory of a whole system: stop looking rather than read it all */
+
+static void index_dir(struct hs_symbols *s, const char *dir, int depth, size_t *seen)
+{
+	DIR *d = depth <= BY_ID_DEPTH ? opendir(dir) : NULL;
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && *seen < BY_ID_FILES) {
+		char path[PATH_MAX];
+		struct stat st;
+		const void *bits;
+		ssize_t n;
+		Elf *e;
+		int fd;
+
+		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path) || lstat(path, &st) < 0)
+			continue;
+		++*seen;
+		/* symlinked directories are not followed: no loops, no walking off into the system */
+		if (S_ISDIR(st.st_mode)) {
+			index_dir(s, path, depth + 1, seen);
+			continue;
+		}
+		if ((fd = hs_open_regular(path, NULL)) < 0)
+			continue;
+		if ((e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {
+			if (elf_kind(e) == ELF_K_ELF && (n = dwelf_elf_gnu_build_id(e, &bits)) > 0 &&
+			    (size_t)n <= sizeof(s->ids[0].id)) {
+				if (s->nids == s->ids_cap) {
+					size_t cap = s->ids_cap ? 2 * s->ids_cap : 64;
+					struct by_id *v = realloc(s->ids, cap * sizeof(*v));
+					if (v) {
+						s->ids = v;
+						s->ids_cap = cap;
+					}
+				}
+				if (s->nids < s->ids_cap && (s->ids[s->nids].path = hs_strndup(path, strlen(path)))) {
+					memcpy(s->ids[s->nids].id, bits, (size_t)n);
+					s->ids[s->nids++].len = (size_t)n;
+				}
+			}
+			elf_end(e);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/*
+ * m's file: at its recorded path, under each binary directory as a sysroot,
+ * by its name there, then by build-id anywhere below them. -1 and *why
+ * when no file is the build that ran.
+ */
+static int open_module(struct hs_reader *r, const struct hs_module *m, const char **file, int *why)
+{
+	struct hs_symbols *s = r->sym;
+	const char *base = strrchr(m->path, '/') + 1, *d, *end;
+	static char found[PATH_MAX];
+	int fd;
+
+	*why = 0;
+	*file = m->path;
+	if ((fd = try_file(m->path, m, why)) >= 0)
+		return fd;
+	for (d = r->binary_dirs; d && *d; d = *end ? end + 1 : end) {
+		int len;
+		end = strchrnul(d, ':');
+		len = (int)(end - d);
+		if (!len)
+			continue;
+		if ((size_t)snprintf(found, sizeof(found), "%.*s%s", len, d, m->path) < sizeof(found) &&
+		    (fd = try_file(found, m, why)) >= 0)
+			goto out;
+		if ((size_t)snprintf(found, sizeof(found), "%.*s/%s", len, d, base) < sizeof(found) &&
+		    (fd = try_file(found, m, why)) >= 0)
+			goto out;
+	}
+	if (!r->binary_dirs || !m->build_id_len)
+		goto none;
+	if (!s->ids_built) {
+		size_t seen = 0;
+		s->ids_built = 1;
+		for (d = r->binary_dirs; *d; d = *end ? end + 1 : end) {
+			end = strchrnul(d, ':');
+			if (end > d && (size_t)(end - d) < sizeof(found)) {
+				snprintf(found, sizeof(found), "%.*s", (int)(end - d), d);
+				index_dir(s, found, 0, &seen);
+			}
+		}
+	}
+	for (size_t i = 0; i < s->nids; i++)
+		if (s->ids[i].len == m->build_id_len && !memcmp(s->ids[i].id, m->build_id, m->build_id_len) &&
+		    (fd = try_file(s->ids[i].path, m, why)) >= 0) {
+			snprintf(found, sizeof(found), "%s", s->ids[i].path);
+			goto out;
+		}
+none:
+	if (!*why)
+		*why = HS_MODULE_MISSING;
+	return -1;
+out:
+	*file = found;
+	return fd;
+}
+
+/* Module index k's frames go unnamed, for why; a memory shortage only loses the report of it. */
+static void note_problem(struct hs_symbols *s, size_t k, int why)
+{
+	if (k >= s->mod_problem_cap) {
+		size_t cap = s->mod_problem_cap ? s->mod_problem_cap : 64;
+		int *v;
+		while (cap <= k)
+			cap *= 2;
+		if (!(v = realloc(s->mod_problem, cap * sizeof(*v))))
+			return;
+		memset(v + s->mod_problem_cap, 0, (cap - s->mod_problem_cap) * sizeof(*v));
+		s->mod_problem = v;
+		s->mod_problem_cap = cap;
+	}
+	if (s->nproblems == s->problems_cap) {
+		size_t cap = s->problems_cap ? 2 * s->problems_cap : 16;
+		struct problem *v = realloc(s->problems, cap * sizeof(*v));
+		if (!v)
+			return;
+		s->problems = v;
+		s->problems_cap = cap;
+	}
+	s->problems[s->nproblems] = (struct problem){ .mod = k, .why = why };
+	s->mod_problem[k] = (int)++s->nproblems;
+}
+
+int hs_reader_set_binary_dirs(struct hs_reader *r, const char *dirs)
+{
+	char *d;
+
+	if (r->sym)
+		return -EBUSY;
+	if (!(d = hs_strndup(dirs, strlen(dirs))))
+		return -ENOMEM;
+	free(r->binary_dirs);
+	r->binary_dirs = d;
+	return 0;
+}
+
+int hs_reader_unnamed_module(struct hs_reader *r, size_t i, const char **path, enum hs_module_problem *why,
+			     uint64_t *addresses)
+{
+	struct hs_symbols *s = r->sym;
+	size_t n = 0;
+
+	for (size_t k = 0; s && k < s->nproblems; k++) {
+		if (!s->problems[k].addresses || n++ != i)
+			continue;
+		*path = r->mods[s->problems[k].mod]->path;
+		*why = (enum hs_module_problem)s->problems[k].why;
+		*addresses = s->problems[k].addresses;
+		return 1;
+	}
+	return 0;
 }
 
 static int report_modules(struct hs_reader *r)
@@ -175,9 +411,8 @@ static int report_modules(struct hs_reader *r)
 	for (; s->reported < r->nmods; s->reported++) {
 		const struct hs_module *m = r->mods[s->reported];
 		Dwfl_Module *mod;
-		const unsigned char *bits;
-		GElf_Addr vaddr;
-		int n, fd;
+		const char *file;
+		int fd, why;
 
 		if (m->path[0] != '/')
 			continue; /* the vDSO and other unnamed images have no file */
@@ -189,21 +424,14 @@ static int report_modules(struct hs_reader *r)
 		 */
 		if (dwfl_addrmodule(s->dwfl, m->lo))
 			continue;
-		/* a FIFO or device at a module's path (a trace from elsewhere) must not hang the reader */
-		if ((fd = hs_open_regular(m->path, NULL)) < 0)
+		/* a rebuilt binary would give wrong lines: only the build that ran is taken (a FIFO never: no hang) */
+		if ((fd = open_module(r, m, &file, &why)) < 0) {
+			note_problem(s, s->reported, why);
 			continue;
-		mod = dwfl_report_elf(s->dwfl, m->path, m->path, fd, m->base, false);
+		}
+		mod = dwfl_report_elf(s->dwfl, m->path, file, fd, m->base, false);
 		if (!mod)
 			close(fd); /* consumed only on success */
-		if (!mod || !m->build_id_len)
-			continue;
-		/* a rebuilt binary would give wrong lines: trust only the recorded build */
-		n = dwfl_module_build_id(mod, &bits, &vaddr);
-		if (n > 0 && ((size_t)n != m->build_id_len || memcmp(bits, m->build_id, (size_t)n) != 0)) {
-			void **userdata;
-			dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-			*userdata = (void *)1;
-		}
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	return 0;
@@ -224,11 +452,13 @@ static const char *die_name(struct hs_symbols *s, Dwarf_Die *die)
 	return n ? pretty(s, n) : NULL;
 }
 
-static const struct hs_module *find_module(struct hs_reader *r, uint64_t pc)
+static const struct hs_module *find_module(struct hs_reader *r, uint64_t pc, size_t *k)
 {
 	for (size_t i = r->nmods; i-- > 0;)
-		if (pc >= r->mods[i]->lo && pc < r->mods[i]->hi)
+		if (pc >= r->mods[i]->lo && pc < r->mods[i]->hi) {
+			*k = i;
 			return r->mods[i];
+		}
 	return NULL;
 }
 
@@ -534,20 +764,22 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 {
 	struct hs_symbols *s = r->sym;
 	uint64_t pc = ret ? ret - 1 : 0; /* the call instruction, not the one after it */
-	const struct hs_module *m = find_module(r, pc);
+	size_t mk = 0;
+	const struct hs_module *m = find_module(r, pc, &mk);
 	Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, pc) : NULL;
-	void **userdata = NULL;
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = NULL, *scopes = NULL;
 	Dwfl_Line *src;
 	int n = 0, nscopes, walked = 0;
 
 	out[0] = (struct hs_frame){ .address = ret, .module = m ? m->path : NULL, .module_address = m ? ret - m->base : 0 };
+	/* the module that holds pc was not reported: if its file could not be, the frames it leaves unnamed are counted */
+	if (m && mk < s->mod_problem_cap && s->mod_problem[mk]) {
+		s->problems[s->mod_problem[mk] - 1].addresses++;
+		return 1;
+	}
 	if (!mod)
 		return 1;
-	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (userdata && *userdata)
-		return 1; /* build-id mismatch */
 	src = dwfl_module_getsrc(mod, pc);
 	if (src) {
 		int ln = 0;

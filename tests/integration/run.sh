@@ -836,6 +836,44 @@ if [ $HAVE_HS = 1 ] && [ -s "$W/vg-rust.json" ]; then
 else
     fail symbols/rust-v0-leak-site "${HS_MISSING:-no rust report}"
 fi
+# The binary at a module's path is another build (rebuilt since), or gone
+# (a trace from another machine): its frames are left unnamed with a
+# warning that says why and what to do (it was silent), and --binaries
+# finds the build that ran: under its recorded path, by its name, or by
+# build-id below the directory
+if [ $HAVE_HS = 1 ]; then
+    rb="$W/rebuilt.d"
+    rm -rf "$rb"
+    mkdir -p "$rb/kept/deeper/still" "$rb/byname"
+    line=$(grep -n 'HS-REBUILT-LEAK' "$T/progs/rebuilt.c" | cut -d: -f1)
+    why=""
+    if gcc $CFLAGS -I"$T/progs" -o "$rb/prog" "$T/progs/rebuilt.c" 2>"$W/rebuilt.cc"; then
+        (cd "$rb" && timeout 60 "$HS" record -o r.hst -- ./prog) >/dev/null 2>&1
+        cp "$rb/prog" "$rb/kept/deeper/still/prog.as-run"
+        cp "$rb/prog" "$rb/byname/prog"
+        gcc $CFLAGS -DOTHER -I"$T/progs" -o "$rb/prog" "$T/progs/rebuilt.c" 2>>"$W/rebuilt.cc" || why="$why; the second build failed"
+        timeout 60 "$HS" report --json "$rb/r.hst" >"$rb/other.json" 2>"$rb/other.err"
+        first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["top"]["leaked"][0]["frames"][0]["function"] or "")' "$rb/other.json" 2>/dev/null)
+        case "$first" in ""|prog+0x*) ;; *) why="$why; the other build named the leak '$first'" ;; esac
+        grep -q "addresses in '$rb/prog' left unnamed: the file there is another build (rebuilt since the trace was recorded?); give the directory that holds the binary that ran with --binaries DIR" "$rb/other.err" ||
+            why="$why; no warning of another build: $(first_line "$rb/other.err")"
+        timeout 60 "$HS" report --json --binaries "$rb/kept" "$rb/r.hst" >"$rb/byid.json" 2>"$rb/byid.err"
+        [ -s "$rb/byid.err" ] && why="$why; warned with the build that ran found by build-id: $(first_line "$rb/byid.err")"
+        rm -f "$rb/prog"
+        timeout 60 "$HS" leaks --all "$rb/r.hst" >"$rb/gone.txt" 2>"$rb/gone.err"
+        grep -q "addresses in '$rb/prog' left unnamed: no such file; give" "$rb/gone.err" ||
+            why="$why; no warning of a missing file: $(first_line "$rb/gone.err")"
+        timeout 60 "$HS" report --json --binaries "$rb/byname" "$rb/r.hst" >"$rb/byname.json" 2>"$rb/byname.err"
+        timeout 60 "$HS" report --binaries "$rb/kept/deeper" --binaries "$rb/nothing-here" "$rb/r.hst" >/dev/null 2>"$rb/baddir.err"
+        [ $? = 1 ] && grep -q "'$rb/nothing-here' is not a directory; give --binaries the directory that holds the traced binaries" "$rb/baddir.err" ||
+            why="$why; a --binaries that is no directory: $(first_line "$rb/baddir.err")"
+    else
+        why="; cannot build rebuilt.c: $(first_line "$W/rebuilt.cc")"
+    fi
+    if [ -z "$why" ]; then ok symbols/other-build-unnamed-with-warning; else fail symbols/other-build-unnamed-with-warning "${why#; }"; fi
+    $U sym_site symbols/binaries-by-build-id "$rb/byid.json" leak_site rebuilt.c "$line"
+    $U sym_site symbols/binaries-by-name "$rb/byname.json" leak_site rebuilt.c "$line"
+fi
 # a thread that only maps memory, sharing the main thread's prediction slot
 # (tid mod 16), its records between the main thread's in the same chunks:
 # the trace reads back whole (the reader once took the slot over at the
