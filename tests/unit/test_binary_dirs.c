@@ -5,11 +5,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libgen.h>
-#include <link.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "selfmap.h"
 #include "tracebuild.h"
 
 /* A function of this test binary, for the trace's stack to name. */
@@ -17,28 +17,6 @@ __attribute__((noinline)) int hs_test_binary_site(int x);
 __attribute__((noinline)) int hs_test_binary_site(int x)
 {
 	return x * 5 + 2;
-}
-
-struct self {
-	uint64_t base;
-	struct tb_seg segs[16];
-	size_t nseg;
-};
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct self *s = data;
-
-	(void)size;
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 0;
-	s->base = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum && s->nseg < 16; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD)
-			s->segs[s->nseg++] = (struct tb_seg){ ph->p_vaddr, ph->p_memsz, ph->p_flags, ph->p_offset };
-	}
-	return 1;
 }
 
 /* A trace of one allocation at ret, in a module recorded at path with build-id id. */
@@ -81,7 +59,7 @@ static const char *name_of(struct hs_reader **r, const char *out, const char *di
 int main(void)
 {
 	char exe[4096], dir[4096], out[] = "/tmp/hs-bindirs-XXXXXX", missing[4200];
-	struct self self = { 0 };
+	struct self self;
 	struct hs_reader *r = NULL;
 	uint64_t ret = (uint64_t)(uintptr_t)&hs_test_binary_site + 4, n_addr = 0;
 	uint8_t id[64], other[20];
@@ -92,7 +70,7 @@ int main(void)
 	int fd, k;
 	Elf *e;
 
-	if (n <= 0 || dl_iterate_phdr(find_self, &self) == 0 || !self.nseg) {
+	if (n <= 0 || find_self(&self) < 0) {
 		check_report(0, "binary-dirs-setup", "cannot find this binary's segments");
 		return 1;
 	}

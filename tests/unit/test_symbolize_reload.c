@@ -1,10 +1,10 @@
 /* test_symbolize_reload.c - a module recorded again at the same address (dlopen, dlclose, dlopen) keeps its symbols */
 #define _GNU_SOURCE
-#include <link.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "selfmap.h"
 #include "tracebuild.h"
 
 /* A function of this test binary, for the trace's stack to name. */
@@ -14,35 +14,11 @@ __attribute__((noinline)) int hs_test_reloaded_site(int x)
 	return x * 3 + 1;
 }
 
-struct self {
-	uint64_t base;
-	struct tb_seg segs[16];
-	size_t nseg;
-};
-
-/* The main program's load bias and loadable segments, as the tracer records them. */
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct self *s = data;
-
-	(void)size;
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 0;
-	s->base = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum && s->nseg < 16; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		s->segs[s->nseg++] = (struct tb_seg){ ph->p_vaddr, ph->p_memsz, ph->p_flags, ph->p_offset };
-	}
-	return 1;
-}
-
 int main(void)
 {
 	static const char *const argv[] = { "prog" };
 	char exe[4096], path[] = "/tmp/hs-reload-XXXXXX";
-	struct self self = { 0 };
+	struct self self;
 	struct hs_frame fr[8];
 	struct hs_event ev;
 	struct hs_reader *r = NULL;
@@ -51,7 +27,7 @@ int main(void)
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int fd, k;
 
-	if (n <= 0 || dl_iterate_phdr(find_self, &self) == 0 || !self.nseg || tb_init(&t, 0, 0, 1, 1) < 0) {
+	if (n <= 0 || find_self(&self) < 0 || tb_init(&t, 0, 0, 1, 1) < 0) {
 		check_report(0, "symbolize-reload-setup", "cannot find this binary's segments");
 		return 1;
 	}
