@@ -29,10 +29,13 @@ function filterQuery(p) {
   return q;
 }
 
-async function api(path, q) {
+// warns: a Set that gets the server's warnings (what the command line says on stderr: the filter's, unnamed frames)
+async function api(path, q, warns) {
   const res = await fetch('/api/' + path + (q && q.toString() ? '?' + q : ''));
   const body = await res.json();
   if (!res.ok) throw new Error(body.error || res.statusText);
+  const w = res.headers.get('X-Heapscope-Warning');
+  if (w && warns) for (const line of decodeURIComponent(w).split('\n')) warns.add(line);
   return body;
 }
 
@@ -83,6 +86,7 @@ function setOption(k, v, dflt) {
 }
 
 function showError(e) { $('error').textContent = e ? String(e.message || e) : ''; }
+function showWarnings(warns) { $('warning').textContent = warns ? [...warns].map((w) => 'warning: ' + w).join('\n') : ''; }
 
 // ---- info ----
 function drawInfo(info) {
@@ -816,6 +820,8 @@ async function refresh() {
   const gen = ++state.gen;
   urlToForm();
   showError(null);
+  showWarnings(null);
+  const warns = new Set();
   const p = params(), fq = filterQuery(p), cmp = state.compare;
   const flameQ = new URLSearchParams(fq), topQ = new URLSearchParams(fq), tlQ = new URLSearchParams(fq);
   for (const k of ['weight', 'at', 'direction']) if (p.has(k)) flameQ.set(k, p.get(k));
@@ -840,10 +846,11 @@ async function refresh() {
   $('top').hidden = cmp;
   $('legend-base').hidden = !cmp;
   try {
-    const [tl, fl, top, lk, lt, tlb] = await Promise.all([api('timeline', tlQ), api('flame', flameQ), api(cmp ? 'diff' : 'top', topQ),
-      state.tab === 'leaks' ? api('leaks', leaksQ) : null, state.tab === 'lifetimes' ? api('lifetimes', ltQ) : null,
-      cmp ? api('timeline', tlBaseQ) : null]);
+    const [tl, fl, top, lk, lt, tlb] = await Promise.all([api('timeline', tlQ, warns), api('flame', flameQ, warns),
+      api(cmp ? 'diff' : 'top', topQ, warns), state.tab === 'leaks' ? api('leaks', leaksQ, warns) : null,
+      state.tab === 'lifetimes' ? api('lifetimes', ltQ, warns) : null, cmp ? api('timeline', tlBaseQ, warns) : null]);
     if (gen !== state.gen) return;
+    showWarnings(warns);
     state.timeline = tl; state.flame = fl; state.timelineBase = tlb;
     zoomFromUrl();
     drawTimeline(); drawFlame();

@@ -27,8 +27,8 @@ int hs_cli_args_by(const char *v, int *by)
 static char binary_dirs[8192];
 
 const char hs_cli_binaries_usage[] =
-	"  --binaries DIR    where the traced binaries are when not at their recorded\n"
-	"                    paths (another machine, a program rebuilt since); repeat for more\n";
+	"  --binaries DIR    where the traced binaries are if not at their recorded paths\n"
+	"                    (another machine, a program rebuilt since); repeat for more\n";
 
 static int add_binary_dir(const char *cmd, const char *dir)
 {

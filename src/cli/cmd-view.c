@@ -21,10 +21,10 @@
 
 static const char usage[] =
 	"usage: heapscope view TRACE [NEW_TRACE] [--port N] [--host ADDR]\n"
-	"  NEW_TRACE     compare: TRACE is the base, the page shows what changed in NEW_TRACE\n"
+	"serves the interactive viewer until Ctrl-C (a large trace's loading shown)\n"
+	"  NEW_TRACE     compare: TRACE is the base, the page shows what NEW_TRACE changes\n"
 	"  --port N      listen on port N (default: the first free port from 8080)\n"
-	"  --host ADDR   listen on this IPv4 address (default 127.0.0.1; 0.0.0.0: every interface)\n"
-	"serves the interactive viewer until Ctrl-C; the page shows the loading progress of a large trace\n";
+	"  --host ADDR   listen on this IPv4 address (default 127.0.0.1; 0.0.0.0: all)\n";
 
 struct opts {
 	const char *host;
@@ -62,7 +62,7 @@ static int count_traces(int argc, char **argv)
 	int n = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--port") || !strcmp(argv[i], "--host"))
+		if (!strcmp(argv[i], "--port") || !strcmp(argv[i], "--host") || !strcmp(argv[i], "--binaries"))
 			i++;
 		else if (argv[i][0] != '-' || !argv[i][1])
 			n++;
@@ -171,6 +171,7 @@ int hs_cmd_view(int argc, char **argv)
 		goto out;
 	}
 	have_api = 1;
+	api.binary_dirs = hs_cli_binary_dirs() != NULL;
 	/* the server's threads and the loader inherit the mask, so only sigwait() below sees the signals */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);

@@ -1,6 +1,7 @@
 /* load.c - loading a trace's allocation table for the analysis commands, with a progress line on slow loads */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "../analysis/alloctab.h"
 #include "../analysis/filter.h"
+#include "../render/format.h"
 #include "cli.h"
 #include "heapscope/reader.h"
 
@@ -74,24 +76,14 @@ int hs_cli_reader_open(struct hs_reader **r, const char *path)
 
 void hs_cli_warn_unnamed(struct hs_reader *r)
 {
-	const char *path, *why;
-	enum hs_module_problem p;
+	const char *path;
+	enum hs_module_problem why;
 	uint64_t n;
-	int dirs = hs_cli_binary_dirs() != NULL;
+	char buf[PATH_MAX + 256];
 
-	for (size_t i = 0; r && hs_reader_unnamed_module(r, i, &path, &p, &n); i++) {
-		if (p == HS_MODULE_OTHER_BUILD)
-			why = dirs ? "the file there is another build (rebuilt since the trace was recorded?), and the "
-				     "--binaries directories hold none with its build-id"
-				   : "the file there is another build (rebuilt since the trace was recorded?)";
-		else if (p == HS_MODULE_UNREADABLE)
-			why = "the file there cannot be read as an ELF file";
-		else
-			why = dirs ? "no such file, there nor in the --binaries directories" : "no such file";
-		fprintf(stderr, "heapscope: warning: %llu %s in '%s' left unnamed: %s; give the directory that holds "
-				"the binary that ran with --binaries DIR\n",
-			(unsigned long long)n, n == 1 ? "address" : "addresses", path, why);
-	}
+	for (size_t i = 0; r && hs_reader_unnamed_module(r, i, &path, &why, &n); i++)
+		fprintf(stderr, "heapscope: warning: %s\n",
+			hs_fmt_unnamed(buf, sizeof(buf), path, (int)why, n, hs_cli_binary_dirs() != NULL));
 }
 
 int hs_cli_load(struct hs_reader **r, struct hs_alloctab *t, const char *path)

@@ -163,3 +163,20 @@ const char *hs_fmt_end_key(int clean, int reason, int signal)
 	default: return "exit";
 	}
 }
+
+const char *hs_fmt_unnamed(char *buf, size_t n, const char *path, int why, uint64_t addresses, int searched)
+{
+	const char *text;
+
+	if (why == HS_MODULE_OTHER_BUILD)
+		text = searched ? "the file there is another build (rebuilt since the trace was recorded?), and the "
+				  "--binaries directories hold none with its build-id"
+				: "the file there is another build (rebuilt since the trace was recorded?)";
+	else if (why == HS_MODULE_UNREADABLE)
+		text = "the file there cannot be read as an ELF file";
+	else
+		text = searched ? "no such file, there nor in the --binaries directories" : "no such file";
+	snprintf(buf, n, "%llu %s in '%s' left unnamed: %s; give the directory that holds the binary that ran with "
+			 "--binaries DIR", (unsigned long long)addresses, addresses == 1 ? "address" : "addresses", path, text);
+	return buf;
+}

@@ -15,6 +15,12 @@ void hs_put_line(FILE *f, const char *indent, const char *s);
 /* XML text or attribute content, escaped. */
 void hs_xml_text(FILE *f, const char *s);
 
+/*
+ * Frames of a module left unnamed (hs_reader_unnamed_module): why, and what to
+ * do, into buf; searched: --binaries directories were given.
+ */
+const char *hs_fmt_unnamed(char *buf, size_t n, const char *path, int why, uint64_t addresses, int searched);
+
 /* How a process ended, in the words of the JSON schemas: exit, _exit, exec, stop, signal or unknown. */
 const char *hs_fmt_end_key(int clean, int reason, int signal);
 

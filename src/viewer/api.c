@@ -1,6 +1,7 @@
 /* api.c - the viewer's JSON API: query parameters to the CLI filter language, then the analysis library and its JSON writers */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1159,6 +1160,39 @@ static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stac
 	return rc;
 }
 
+/* One warning line more (a memory shortage only loses it). */
+static void add_warning(char **w, const char *prefix, const char *text)
+{
+	size_t old = *w ? strlen(*w) : 0, n = old + (old ? 1 : 0) + strlen(prefix) + strlen(text) + 1;
+	char *v = realloc(*w, n);
+
+	if (!v)
+		return;
+	snprintf(v + old, n - old, "%s%s%s", old ? "\n" : "", prefix, text);
+	*w = v;
+}
+
+/* What the command line says on stderr after the same question: the filters' warnings, and frames left unnamed. */
+static void warnings(struct hs_api *api, const struct request *q, int both, struct hs_api_reply *reply)
+{
+	char buf[PATH_MAX + 256];
+	const char *path;
+	enum hs_module_problem why;
+	uint64_t n;
+
+	if (q->f.warn[0])
+		add_warning(&reply->warning, both ? "base: " : "", q->f.warn);
+	if (both && q->f2.warn[0])
+		add_warning(&reply->warning, "new: ", q->f2.warn);
+	for (int t = 0; t < api->ntraces; t++) {
+		if (!both && t != q->trace)
+			continue;
+		for (size_t i = 0; hs_reader_unnamed_module(api->t[t].r, i, &path, &why, &n); i++)
+			add_warning(&reply->warning, "",
+				    hs_fmt_unnamed(buf, sizeof(buf), path, (int)why, n, api->binary_dirs));
+	}
+}
+
 /* The stacks of one trace, grouped by q->by with the filter's hidden frames, and the filter prepared against it. */
 static int prepare(struct hs_stacks *st, struct hs_filter *f, const struct hs_api_trace *tr, int by)
 {
@@ -1248,6 +1282,8 @@ int hs_api_get(struct hs_api *api, const char *endpoint, const struct hs_api_par
 		reply->body = body;
 		reply->len = len;
 		body = NULL;
+		if (q->ep != EP_INFO)
+			warnings(api, q, nst == 2, reply);
 	}
 out:
 	if (f)

@@ -36,18 +36,24 @@ struct hs_api {
 	pthread_mutex_t state_lock;     /* state, offsets, err */
 	enum hs_api_state state;
 	char err[512];
+	int binary_dirs;                /* --binaries was given: for the words of the unnamed modules' warnings */
 };
 /* One query parameter, decoded; value NULL when the parameter has no '='. */
 struct hs_api_param {
 	const char *key, *value;
 };
 
-/* The answer: a body (malloc'd), its HTTP status and type (NULL: JSON). */
+/*
+ * The answer: a body (malloc'd), its HTTP status and type (NULL: JSON), and
+ * what the command line would have said on stderr (malloc'd lines, or NULL):
+ * the filter's warnings, frames left unnamed.
+ */
 struct hs_api_reply {
 	int status;
 	const char *type;
 	char *body;
 	size_t len;
+	char *warning;
 };
 
 /* Serves ntraces (1 or 2) readers, loading: data endpoints answer 503 until hs_api_loaded(). 0 or -errno. */

@@ -123,18 +123,52 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, int status, st
 	return ret;
 }
 
+/*
+ * The warnings, percent-encoded as encodeURIComponent does, in a header: it
+ * suits every kind of body, and a header's value may hold neither line
+ * breaks nor (portably) anything but ASCII.
+ */
+static void add_warning(struct MHD_Response *res, const char *w)
+{
+	static const char keep[] = "-_.!~*'()";
+	size_t n = strlen(w);
+	char *e = malloc(3 * n + 1), *o = e;
+
+	if (!e)
+		return;
+	for (const unsigned char *c = (const unsigned char *)w; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr(keep, *c)) {
+			*o++ = (char)*c;
+		} else {
+			sprintf(o, "%%%02X", *c);
+			o += 3;
+		}
+	}
+	*o = 0;
+	mhd.add_response_header(res, "X-Heapscope-Warning", e);
+	free(e);
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *conn, struct hs_api_reply *reply)
 {
 	struct MHD_Response *res;
+	char *warning = reply->warning;
 
-	if (!reply->body)
+	reply->warning = NULL;
+	if (!reply->body) {
+		free(warning);
 		return MHD_NO;
+	}
 	res = mhd.create_response_from_buffer(reply->len, reply->body, MHD_RESPMEM_MUST_FREE);
 	if (!res) {
 		free(reply->body);
+		free(warning);
 		return MHD_NO;
 	}
 	reply->body = NULL;
+	if (warning)
+		add_warning(res, warning);
+	free(warning);
 	return send_response(conn, reply->status, res, reply->type ? reply->type : "application/json");
 }
 

@@ -113,6 +113,21 @@ code=$(get "$U/api/flame?live-between=150ms,250ms")
 expect flame-status 200 "$code"
 expect flame-root-total "$want" "$(field 'j["root"]["value"]')"
 expect flame-site-first make_node "$(field 'j["root"]["children"][0]["name"]')"
+# what the command line says on stderr comes in a header (percent-encoded): the filter's warnings
+warning() { # URL -> the X-Heapscope-Warning header, decoded
+    python3 - "$1" <<'PY'
+import sys, urllib.request, urllib.error, urllib.parse
+try:
+    r = urllib.request.urlopen(sys.argv[1], timeout=10)
+    print(urllib.parse.unquote(r.headers.get("X-Heapscope-Warning", "")))
+except Exception as e:
+    print("request failed: %s" % e)
+PY
+}
+want=$("$HS" top --live-between end-1ms 10% "$P" 2>&1 >/dev/null | sed -n 's/^heapscope: warning: //p')
+case $want in *"ends before it starts"*) expect warning-header-as-cli "$want" "$(warning "$U/api/top?live-between=end-1ms,10%25")" ;;
+*) fail warning-header-as-cli "the command line gave no warning for a range that ends before it starts: '$want'" ;; esac
+expect warning-header-none "" "$(warning "$U/api/top?live-between=150ms,250ms")"
 code=$(get "$U/api/flame?weight=count&min=0.5")
 expect flame-min-other "True 6501" "$(field 'any(c.get("other") for c in j["root"]["children"]), sum(c["value"] for c in j["root"]["children"])' | tr -d '(),')"
 
@@ -325,6 +340,33 @@ else
     fail stop-while-loading "$(head -c 300 "$W/loading-stop.out" "$W/loading-stop.err")"
 fi
 unset HEAPSCOPE_VIEW_LOAD_DELAY_MS
+
+# a trace whose program is gone: the answers say which frames are unnamed and what to do, as the
+# command line does; given the binary's directory (--binaries), the names come back and the warning goes
+rm -rf "$W/gone.d" && mkdir -p "$W/gone.d/kept"
+cp "$W/phases" "$W/gone.d/phases"
+if "$HS" record -o "$W/gone.d/g.hst" -- "$W/gone.d/phases" >/dev/null 2>&1; then
+    mv "$W/gone.d/phases" "$W/gone.d/kept/phases"
+    want=$("$HS" top "$W/gone.d/g.hst" 2>&1 >/dev/null | sed -n 's/^heapscope: warning: //p')
+    if start_view gone "$W/gone.d/g.hst" && wait_ready "$VU"; then
+        got=$(warning "$VU/api/top")
+        case $want in *"left unnamed: no such file"*) expect unnamed-warning-as-cli "$want" "$got" ;;
+        *) fail unnamed-warning-as-cli "the command line gave no warning for a missing binary: '$want'" ;; esac
+    else
+        fail unnamed-warning-as-cli "$(head -c 300 "$W/gone.out" "$W/gone.err")"
+    fi
+    stop_view
+    if start_view gone-found "$W/gone.d/g.hst" --binaries "$W/gone.d/kept" && wait_ready "$VU"; then
+        got=$(warning "$VU/api/top?leaked=1")
+        get "$VU/api/top?leaked=1" >/dev/null
+        expect unnamed-found-with-binaries " make_node" "$got $(field '" ".join(r["frames"][0]["function"] or "" for r in j["rows"][:1])')"
+    else
+        fail unnamed-found-with-binaries "$(head -c 300 "$W/gone-found.out" "$W/gone-found.err")"
+    fi
+    stop_view
+else
+    fail unnamed-warning-as-cli "cannot record the copy of phases"
+fi
 
 # a trace corrupt in its middle: the server has started, then loading fails; the viewer says why and exits 1
 python3 - "$W/big.hst" "$W/bad.hst" <<'PY'

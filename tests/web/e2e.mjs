@@ -7,7 +7,7 @@
 // progress, the walk up the callers).
 // Expected values come from the CLI (`heapscope report/top --json`) on the same trace.
 // Prints `ok NAME` or `FAIL NAME: why` per check.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { chromium } from 'playwright-core';
@@ -316,6 +316,20 @@ try {
     });
     assert(inked > 20, `only ${inked} coloured pixels on the lifetimes canvas`);
     await shot('lifetimes');
+  });
+
+  await check('filter-warning-shown', async () => {
+    await page.goto(URL + '?live-between=end-1ms,10%25');
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    const text = await page.locator('#warning').innerText();
+    const cliWarn = spawnSync(HS, ['top', TRACE, '--live-between', 'end-1ms', '10%'], { encoding: 'utf8' }).stderr
+      .split('\n').filter((l) => l.startsWith('heapscope: warning: ')).map((l) => l.replace('heapscope: ', '')).join('\n');
+    assert(/ends before it starts/.test(text) && text === cliWarn, `the page says '${text}', the command line '${cliWarn}'`);
+    await shot('filter-warning');
+    await page.goto(URL + '?live-between=150ms,450ms');
+    await page.waitForFunction(() => window.heapscope && window.heapscope.loads > 0);
+    const none = await page.locator('#warning').innerText();
+    assert(none === '', `a warning for a range that matches: '${none}'`);
   });
 
   await check('copy-as-command', async () => {
