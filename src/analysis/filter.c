@@ -32,11 +32,13 @@ const char hs_filter_usage[] =
 	"  --leaked-or-freed-after T   never freed, or freed at T or later\n"
 	"  --lifetime-min D, --lifetime-max D   (never freed: lives until the end)\n"
 	"  --size-min B, --size-max B  requested size in bytes (512, 4K, 1M)\n"
-	"  --through RE, --not-through RE   function, file or library anywhere in the backtrace\n"
+	"  --through RE, --not-through RE   function, file or library anywhere in the\n"
+	"                              backtrace\n"
 	"  --alloc-site RE             the innermost frame that is not allocator plumbing\n"
 	"  --thread TID                allocated by that thread (repeat for several)\n"
-	"  --hide RE                   fold matching frames away; --no-default-hide shows allocator internals\n"
-	"  T: 1.5s 250ms 40us 98% peak end end-2s    D: 1.5s 250ms 2%    RE: POSIX extended regex\n";
+	"  --hide RE                   fold matching frames away\n"
+	"  --no-default-hide           show the allocator's internals (hidden by default)\n"
+	"  T: 1.5s 250ms 40us 98% peak end end-2s   D: 1.5s 250ms 2%   RE: POSIX extended\n";
 
 void hs_filter_init(struct hs_filter *f)
 {

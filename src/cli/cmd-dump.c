@@ -8,8 +8,8 @@
 
 static const char usage[] =
 	"usage: heapscope dump [--backtraces] TRACE\n"
-	"  prints every event: time_ns tid kind fields...; with --backtraces each allocation\n"
-	"  is followed by its frames (function file:line), innermost first\n";
+	"  prints every event: time_ns tid kind fields...; with --backtraces each\n"
+	"  allocation is followed by its frames (function file:line), innermost first\n";
 
 static const char *kind_name(enum hs_event_kind k)
 {

@@ -16,12 +16,14 @@
 static const char usage[] =
 	"usage: heapscope flame TRACE -o OUT.svg [FILTERS] [OPTIONS]\n"
 	"  -o FILE            where to write (with --folded: stdout when not given)\n"
-	"  --weight bytes|count|leaked|live   what a frame's width is (default: bytes allocated)\n"
+	"  --weight bytes|count|leaked|live   what a frame's width is (default: bytes)\n"
 	"  --at T             with --weight live: the moment (default: peak)\n"
 	"  --direction down|up   down: allocation sites on top, callers below (default);\n"
 	"                     up: from main upward to the sites\n"
-	"  --folded           write folded stacks (flamegraph.pl, inferno, speedscope) instead of SVG\n"
-	"  --json             write the frame tree as JSON (schema heapscope-flame/1, d3-flame-graph's shape)\n";
+	"  --folded           write folded stacks instead of SVG (flamegraph.pl, inferno,\n"
+	"                     speedscope)\n"
+	"  --json             write the frame tree as JSON (schema heapscope-flame/1, in\n"
+	"                     d3-flame-graph's shape)\n";
 
 struct opts {
 	const char *out_path, *at;

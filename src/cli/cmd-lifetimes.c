@@ -11,8 +11,9 @@
 static const char usage[] =
 	"usage: heapscope lifetimes TRACE -o OUT.svg [FILTERS] [OPTIONS]\n"
 	"  -o FILE           where to write (with --tsv: stdout when not given)\n"
-	"  --tsv             every allocation as 'alloc_time_s lifetime_s size stack_id leaked'\n"
-	"                    instead of SVG (the SVG draws at most 20,000, evenly spaced)\n"
+	"  --tsv             every allocation as a line 'alloc_time_s lifetime_s size\n"
+	"                    stack_id leaked' instead of SVG (the SVG draws at most\n"
+	"                    20,000, evenly spaced)\n"
 	"  --json            every allocation as JSON (schema heapscope-lifetimes/1)\n";
 
 struct opts {

@@ -16,14 +16,17 @@
 #include "../common/size.h"
 
 static const char usage[] =
-	"usage: heapscope record [-o FILE] [--sample BYTES] [--follow-fork] [--follow-exec] [--] PROGRAM [ARGS...]\n"
-	"  -o FILE          trace file (%p: pid, %e: program name); default heapscope.PROGRAM.PID.hst\n"
-	"  --sample BYTES   record one allocation every BYTES allocated on average (e.g. 512K);\n"
-	"                   reports then give unbiased estimates. Default: every call\n"
+	"usage: heapscope record [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	"  -o FILE          trace file (%p: pid, %e: program name);\n"
+	"                   default heapscope.PROGRAM.PID.hst\n"
+	"  --sample BYTES   record one allocation every BYTES allocated on average\n"
+	"                   (e.g. 512K); reports then give unbiased estimates. Default:\n"
+	"                   every call\n"
 	"  --follow-fork    trace forked children too, each into its own file (FILE.PID)\n"
 	"  --follow-exec    keep tracing across exec, each program into its own file\n"
-	"  --time-resolution T  precision of event times: 1ns .. 1s (default 100us); below 100us\n"
-	"                   every event reads the clock, which costs time and trace size\n";
+	"  --time-resolution T  precision of event times: 1ns .. 1s (default 100us);\n"
+	"                   below 100us every event reads the clock, which costs time and\n"
+	"                   trace size\n";
 
 /* The same forms the tracer accepts: a number of ns, or with ns, us, ms or s; 1 ns to 1 s. */
 static int parse_resolution(const char *s)

@@ -13,10 +13,12 @@ static const char usage[] =
 	"  -o FILE           where to write (with --csv or --json: stdout when not given)\n"
 	"  --top N           groups drawn as their own series (default 5)\n"
 	"  --by backtrace|function|line|library   what a group is (default: backtrace)\n"
-	"  --sort peak|bytes|leaked|calls|temporary   which groups are the top ones (default: peak)\n"
+	"  --sort peak|bytes|leaked|calls|temporary   which groups are the top ones\n"
+	"                    (default: peak)\n"
 	"  --points N        moments sampled over the run (default 500)\n"
-	"  --no-rss          leave RSS out of the SVG, whose scale it sets when the heap is small\n"
-	"  --csv             time_s, heap, rss, one column per group, other: for gnuplot and spreadsheets\n"
+	"  --no-rss          leave RSS out of the SVG (its scale dwarfs a small heap)\n"
+	"  --csv             time_s, heap, rss, one column per group, other: for gnuplot\n"
+	"                    and spreadsheets\n"
 	"  --json            the same series as JSON (schema: docs/analysis.md)\n";
 
 struct opts {

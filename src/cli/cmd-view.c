@@ -22,7 +22,7 @@
 static const char usage[] =
 	"usage: heapscope view TRACE [NEW_TRACE] [--port N] [--host ADDR]\n"
 	"serves the interactive viewer until Ctrl-C (a large trace's loading shown)\n"
-	"  NEW_TRACE     compare: TRACE is the base, the page shows what NEW_TRACE changes\n"
+	"  NEW_TRACE     compare: TRACE is the base, the page shows what changed in it\n"
 	"  --port N      listen on port N (default: the first free port from 8080)\n"
 	"  --host ADDR   listen on this IPv4 address (default 127.0.0.1; 0.0.0.0: all)\n";
 

@@ -11,20 +11,20 @@
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
-	const char *usage;
+	const char *synopsis, *what;
 };
 
 static const struct command commands[] = {
-	{ "record", hs_cmd_record, "record [-o FILE] [--sample BYTES] [--follow-fork] [--follow-exec] [--] PROGRAM [ARGS...]" },
-	{ "report", hs_cmd_report, "report [--json] TRACE" },
-	{ "dump", hs_cmd_dump, "dump [--backtraces] TRACE" },
-	{ "top", hs_cmd_top, "top TRACE [FILTERS] [--by backtrace|function|line|library] [--sort KEY] [-n N] [--callers ROW|REGEX] [--json]" },
-	{ "flame", hs_cmd_flame, "flame TRACE -o OUT.svg [FILTERS] [--weight bytes|count|leaked|live] [--at T] [--direction down|up] [--folded]" },
-	{ "leaks", hs_cmd_leaks, "leaks TRACE [FILTERS] [--by ...] [-n N] [--all] [--json]" },
-	{ "timeline", hs_cmd_timeline, "timeline TRACE -o OUT.svg [FILTERS] [--top N] [--by ...] [--csv]" },
-	{ "lifetimes", hs_cmd_lifetimes, "lifetimes TRACE -o OUT.svg [FILTERS] [--tsv]" },
-	{ "diff", hs_cmd_diff, "diff BASE NEW [FILTERS] [--by ...] [--sort KEY] [-n N] [--json]" },
-	{ "view", hs_cmd_view, "view TRACE [--port N] [--host ADDR]" },
+	{ "record", hs_cmd_record, "record [OPTIONS] [--] PROGRAM [ARGS...]", "trace a program's allocations" },
+	{ "report", hs_cmd_report, "report [--json] TRACE", "the summary of a trace" },
+	{ "leaks", hs_cmd_leaks, "leaks TRACE [FILTERS] [OPTIONS]", "suspicious sites, with verdicts" },
+	{ "top", hs_cmd_top, "top TRACE [FILTERS] [OPTIONS]", "the table of allocation sites" },
+	{ "flame", hs_cmd_flame, "flame TRACE -o OUT.svg [FILTERS]", "flame graph (or --folded, --json)" },
+	{ "timeline", hs_cmd_timeline, "timeline TRACE -o OUT.svg [FILTERS]", "heap, RSS and top sites over time" },
+	{ "lifetimes", hs_cmd_lifetimes, "lifetimes TRACE -o OUT.svg [FILTERS]", "allocation time against lifetime" },
+	{ "diff", hs_cmd_diff, "diff BASE NEW [FILTERS] [OPTIONS]", "what changed between two runs" },
+	{ "view", hs_cmd_view, "view TRACE [NEW_TRACE] [OPTIONS]", "the interactive web viewer" },
+	{ "dump", hs_cmd_dump, "dump [--backtraces] TRACE", "every record as text" },
 };
 
 int hs_die(const char *fmt, ...)
@@ -50,7 +50,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: heapscope COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  heapscope %s\n", commands[i].usage);
+		fprintf(f, "  %-40s %s\n", commands[i].synopsis, commands[i].what);
 	fprintf(f, "\n'heapscope COMMAND --help' tells more about one command\n");
 }
 

@@ -537,4 +537,21 @@ if grep -q "time '1000s' of --live-at is past the end of the run" "$W/err"; then
 else
     fail time-past-end-warns "stderr: $(head -c 200 "$W/err")"
 fi
+# help: 'heapscope help CMD' is 'heapscope CMD --help'; every line fits an 80-column terminal
+why=""
+"$HS" --help >"$W/help-main.txt" 2>&1 || why="$why; heapscope --help failed"
+for c in record report leaks top flame timeline lifetimes diff view dump; do
+    grep -q "^  $c " "$W/help-main.txt" || why="$why; --help does not list $c"
+    "$HS" help "$c" >"$W/help.$c" 2>&1 || why="$why; help $c failed"
+    "$HS" "$c" --help >"$W/help2.$c" 2>&1 || why="$why; $c --help failed"
+    head -n 1 "$W/help.$c" | grep -q "^usage: heapscope $c " || why="$why; help $c starts '$(head -n 1 "$W/help.$c")'"
+    cmp -s "$W/help.$c" "$W/help2.$c" || why="$why; help $c differs from $c --help"
+    long=$(awk -v c="$c" 'length($0) > 80 { print c ": " $0; exit }' "$W/help.$c")
+    [ -n "$long" ] && why="$why; wider than 80 columns: $long"
+done
+long=$(awk 'length($0) > 80 { print; exit }' "$W/help-main.txt")
+[ -n "$long" ] && why="$why; --help wider than 80 columns: $long"
+"$HS" help nosuch >/dev/null 2>"$W/help.err"
+[ $? = 1 ] && grep -q "unknown command 'nosuch'; run 'heapscope --help' for the list" "$W/help.err" || why="$why; help nosuch: $(head -c 200 "$W/help.err")"
+if [ -z "$why" ]; then ok help-every-command-80-columns; else fail help-every-command-80-columns "${why#; }"; fi
 exit 0
