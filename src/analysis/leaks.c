@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NO_SERIES UINT32_MAX
 
 const char *const hs_leaks_verdict_names[HS_LEAK_VERDICTS] = {
 	"leak: growing", "freed at exit", "rare leak", "bounded", "growing container", "ok", "temporary",
@@ -14,21 +13,50 @@ const char *const hs_leaks_verdict_names[HS_LEAK_VERDICTS] = {
 /* How much a verdict weighs in the score: what a user should look at first. */
 static const double severity[HS_LEAK_VERDICTS] = { 8, 6, 4, 2, 1, 0.5, 0 };
 
-static int grow(struct hs_leaks_site **sites, uint32_t *cap, uint32_t key)
-{
-	uint32_t ncap = *cap ? *cap : 1024;
-	struct hs_leaks_site *n;
+/*
+ * Sites by key, densely. A backtrace's key is its node in the folded trie,
+ * whose inner nodes are no site: indexed by key, a million backtraces of
+ * depth 20 took 4 GB of sites and series (key -> index: 4 bytes a key).
+ */
+struct sites {
+	struct hs_leaks_site *v;
+	uint32_t n, cap;
+	uint32_t *index;        /* key -> 1 + index in v, 0: no site yet */
+	uint32_t index_cap;
+};
 
-	while (ncap <= key)
-		ncap *= 2;
-	if (!(n = realloc(*sites, (size_t)ncap * sizeof(*n))))
-		return -ENOMEM;
-	memset(n + *cap, 0, (size_t)(ncap - *cap) * sizeof(*n));
-	for (uint32_t k = *cap; k < ncap; k++)
-		n[k].key = k;
-	*sites = n;
-	*cap = ncap;
-	return 0;
+static struct hs_leaks_site *site_of(struct sites *t, uint32_t key, uint32_t stack, uint64_t first)
+{
+	if (key >= t->index_cap) {
+		uint32_t cap = t->index_cap ? t->index_cap : 1024;
+		uint32_t *n;
+		while (cap <= key)
+			cap *= 2;
+		if (!(n = realloc(t->index, (size_t)cap * sizeof(*n))))
+			return NULL;
+		memset(n + t->index_cap, 0, (size_t)(cap - t->index_cap) * sizeof(*n));
+		t->index = n;
+		t->index_cap = cap;
+	}
+	if (!t->index[key]) {
+		if (t->n == t->cap) {
+			uint32_t cap = t->cap ? 2 * t->cap : 256;
+			struct hs_leaks_site *v = realloc(t->v, (size_t)cap * sizeof(*v));
+			if (!v)
+				return NULL;
+			t->v = v;
+			t->cap = cap;
+		}
+		t->v[t->n] = (struct hs_leaks_site){ .key = key, .stack = stack, .first = first };
+		t->index[key] = ++t->n;
+	}
+	return &t->v[t->index[key] - 1];
+}
+
+static void sites_free(struct sites *t)
+{
+	free(t->v);
+	free(t->index);
 }
 
 /*
@@ -70,17 +98,23 @@ static inline unsigned bucket(struct buckets *bk, uint64_t ns)
 	return b;
 }
 
-/* A block's live bytes into a difference array; none when it came and went within one bucket. */
-static inline void span(struct buckets *bk, double *d, uint64_t t0, uint64_t t1, double b)
+/*
+ * A block's live bytes into a difference array, *d, made at its first use:
+ * none when the block came and went within one bucket, as most do. 0, or
+ * -ENOMEM.
+ */
+static inline int span(struct buckets *bk, double **d, uint64_t t0, uint64_t t1, double b)
 {
 	unsigned b0 = bucket(bk, t0);
 
-	if (t1 == HS_ALLOC_NEVER) {
-		d[b0] += b;
-	} else if (b0 < HS_LEAKS_BUCKETS - 1 && t1 >= bk->edge[b0 + 1]) {
-		d[b0] += b;
-		d[bucket(bk, t1)] -= b;
-	}
+	if (t1 != HS_ALLOC_NEVER && (b0 == HS_LEAKS_BUCKETS - 1 || t1 < bk->edge[b0 + 1]))
+		return 0;
+	if (!*d && !(*d = calloc(HS_LEAKS_BUCKETS, sizeof(**d))))
+		return -ENOMEM;
+	(*d)[b0] += b;
+	if (t1 != HS_ALLOC_NEVER)
+		(*d)[bucket(bk, t1)] -= b;
+	return 0;
 }
 
 /* One allocation's share of its site's fates (flags: HS_ALLOC_CONT, HS_ALLOC_GROWN); both passes count through here. */
@@ -114,11 +148,11 @@ __attribute__((always_inline)) static inline void site_add(struct hs_leaks_site 
 
 /* Walks the filtered allocations in table order; realloc links are in that order too. */
 static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
-		     struct hs_leaks_site **sites, uint32_t *cap)
+		     struct sites *sites)
 {
 	uint64_t end = t->end_ns, late = end - end / 50, min_life = end / 50, j = 0;
 	uint32_t last_stack = UINT32_MAX, key = 0;
-	int all = hs_filter_passes_all(f), rc;
+	int all = hs_filter_passes_all(f);
 
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
@@ -135,13 +169,8 @@ static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs
 			last_stack = a->stack;
 			key = hs_stacks_key(st, a->stack);
 		}
-		if (key >= *cap && (rc = grow(sites, cap, key)) < 0)
-			return rc;
-		s = &(*sites)[key];
-		if (s->calls == 0) {
-			s->stack = a->stack;
-			s->first = i;
-		}
+		if (!(s = site_of(sites, key, a->stack, i)))
+			return -ENOMEM;
 		site_add(s, a, hs_alloctab_weight(t, hs_alloc_size(a)), end, late, min_life,
 			 cont ? HS_ALLOC_CONT | (hs_alloc_size(a) > hs_alloc_size(hs_alloctab_at(t, t->links[j].from)) ?
 						  HS_ALLOC_GROWN : 0) : 0);
@@ -151,67 +180,82 @@ static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs
 }
 
 /* A site's live bytes per bucket from its difference array, and the shape figures the verdicts read. */
-static void series(struct hs_leaks_site *s, const double *diff)
+static void series(struct hs_leaks_site *s, const double *diff, float *out)
 {
 	double live = 0, top = 0;
 
 	for (unsigned b = 0; b < HS_LEAKS_BUCKETS; b++) {
-		live += diff[b];
-		s->live[b] = (float)(live > 0 ? live : 0);
-		if (b < HS_LEAKS_BUCKETS - 1 && s->live[b] > top)
-			top = s->live[b];
+		live += diff ? diff[b] : 0;
+		out[b] = (float)(live > 0 ? live : 0);
+		if (b < HS_LEAKS_BUCKETS - 1 && out[b] > top)
+			top = out[b];
 	}
+	s->live = out;
 	/* the last bucket is left out: exit cleanup would hide a growth that lasted until then */
 	for (unsigned b = 0; b < HS_LEAKS_BUCKETS - 1; b++)
-		if (s->live[b] >= 0.9 * top) {
+		if (out[b] >= 0.9 * top) {
 			s->plateau = (double)(b + 1) / HS_LEAKS_BUCKETS;
 			break;
 		}
-	if (top > 0 && s->live[HS_LEAKS_BUCKETS - 2] > s->live[HS_LEAKS_BUCKETS / 2 - 1])
-		s->growth = (s->live[HS_LEAKS_BUCKETS - 2] - s->live[HS_LEAKS_BUCKETS / 2 - 1]) / top;
+	if (top > 0 && out[HS_LEAKS_BUCKETS - 2] > out[HS_LEAKS_BUCKETS / 2 - 1])
+		s->growth = (out[HS_LEAKS_BUCKETS - 2] - out[HS_LEAKS_BUCKETS / 2 - 1]) / top;
+}
+
+/* The series of the sites with kept blocks, from their difference arrays (diff[i] for site i, NULL: none). */
+static int all_series(struct hs_leaks *lk, struct sites *sites, double *const *diff)
+{
+	static const float zeros[HS_LEAKS_BUCKETS];
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < sites->n; i++)
+		n += sites->v[i].kept_count > 0;
+	if (!(lk->series = malloc((n ? n : 1) * HS_LEAKS_BUCKETS * sizeof(*lk->series))))
+		return -ENOMEM;
+	n = 0;
+	for (uint32_t i = 0; i < sites->n; i++) {
+		if (sites->v[i].kept_count > 0)
+			series(&sites->v[i], diff[i], &lk->series[n++ * HS_LEAKS_BUCKETS]);
+		else
+			sites->v[i].live = zeros;
+	}
+	return 0;
 }
 
 /* Live bytes per bucket of the sites that kept something: one difference array per such site. */
-static int fill_series(const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
-		       struct hs_leaks_site *sites, uint32_t cap)
+static int fill_series(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		       struct sites *sites)
 {
-	uint32_t *slot = NULL, nseries = 0, last_stack = UINT32_MAX, key = 0;
-	double *diff = NULL;
-	int all = hs_filter_passes_all(f), rc = 0;
+	uint32_t last_stack = UINT32_MAX, idx = 0;
+	double **diff = calloc(sites->n ? sites->n : 1, sizeof(*diff));
+	int all = hs_filter_passes_all(f), rc = 0, any = 0;
 	struct buckets bk;
 
+	if (!diff)
+		return -ENOMEM;
 	buckets_init(&bk, t->end_ns);
-	if (!(slot = malloc((size_t)(cap ? cap : 1) * sizeof(*slot)))) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t k = 0; k < cap; k++)
-		slot[k] = sites[k].kept_count > 0 ? nseries++ : NO_SERIES;
-	if (!(diff = calloc((size_t)(nseries ? nseries : 1) * HS_LEAKS_BUCKETS, sizeof(*diff)))) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = 0; nseries && i < t->n; i++) {
+	for (uint32_t i = 0; i < sites->n && !any; i++)
+		any = sites->v[i].kept_count > 0;
+	for (uint64_t i = 0; any && i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
-		double *d, b;
+		uint32_t key;
 
 		if (a->stack != last_stack) {
 			/* keys were all seen by sum_sites: no allocation here */
 			last_stack = a->stack;
 			key = hs_stacks_key(st, a->stack);
+			idx = key < sites->index_cap && sites->index[key] ? sites->index[key] - 1 : UINT32_MAX;
 		}
-		if (key >= cap || slot[key] == NO_SERIES || (!all && !hs_filter_match(f, t, a, i)))
+		if (idx == UINT32_MAX || !(sites->v[idx].kept_count > 0) || (!all && !hs_filter_match(f, t, a, i)))
 			continue;
-		d = &diff[(size_t)slot[key] * HS_LEAKS_BUCKETS];
-		b = hs_alloctab_weight(t, hs_alloc_size(a)) * (double)hs_alloc_size(a);
-		span(&bk, d, hs_alloc_time(a), hs_alloc_free_time(a), b);
+		if ((rc = span(&bk, &diff[idx], hs_alloc_time(a), hs_alloc_free_time(a),
+			       hs_alloctab_weight(t, hs_alloc_size(a)) * (double)hs_alloc_size(a))) < 0)
+			goto out;
 	}
-	for (uint32_t k = 0; k < cap; k++)
-		if (slot[k] != NO_SERIES)
-			series(&sites[k], &diff[(size_t)slot[k] * HS_LEAKS_BUCKETS]);
+	rc = all_series(lk, sites, diff);
 out:
+	for (uint32_t i = 0; i < sites->n; i++)
+		free(diff[i]);
 	free(diff);
-	free(slot);
 	return rc;
 }
 
@@ -250,30 +294,31 @@ static int cmp(const void *pa, const void *pb)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
-static void judge(struct hs_leaks *lk, struct hs_leaks_site *sites, uint32_t cap);
+static void judge(struct hs_leaks *lk, struct sites *sites);
 
 int hs_leaks_build(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st)
 {
-	struct hs_leaks_site *sites = NULL;
-	uint32_t cap = 0;
+	struct sites sites = { 0 };
 	int rc;
 
 	memset(lk, 0, sizeof(*lk));
-	if ((rc = sum_sites(lk, t, f, st, &sites, &cap)) < 0 || (rc = fill_series(t, f, st, sites, cap)) < 0)
+	if ((rc = sum_sites(lk, t, f, st, &sites)) < 0 || (rc = fill_series(lk, t, f, st, &sites)) < 0) {
+		hs_leaks_free(lk);
 		goto out;
-	judge(lk, sites, cap);
-	sites = NULL;
+	}
+	judge(lk, &sites);
 out:
-	free(sites);
+	sites_free(&sites);
 	return rc;
 }
 
-/* Verdicts and scores, then the sites ranked; takes sites over into lk. */
-static void judge(struct hs_leaks *lk, struct hs_leaks_site *sites, uint32_t cap)
+/* Verdicts and scores, then the sites ranked; takes the sites over into lk. */
+static void judge(struct hs_leaks *lk, struct sites *t)
 {
+	struct hs_leaks_site *sites = t->v;
 	uint32_t n = 0;
 
-	for (uint32_t k = 0; k < cap; k++) {
+	for (uint32_t k = 0; k < t->n; k++) {
 		struct hs_leaks_site *s = &sites[k];
 		if (s->calls <= 0)
 			continue;
@@ -288,11 +333,14 @@ static void judge(struct hs_leaks *lk, struct hs_leaks_site *sites, uint32_t cap
 		qsort(sites, n, sizeof(*sites), cmp);
 	lk->sites = sites;
 	lk->nsites = n;
+	t->v = NULL;
+	t->n = t->cap = 0;
 }
 
 void hs_leaks_free(struct hs_leaks *lk)
 {
 	free(lk->sites);
+	free(lk->series);
 	memset(lk, 0, sizeof(*lk));
 }
 
@@ -304,7 +352,7 @@ void hs_leaks_free(struct hs_leaks *lk)
 struct per_stack {
 	struct hs_leaks_site s;   /* key unused; first: smallest sequence number */
 	uint64_t records;
-	double diff[HS_LEAKS_BUCKETS];
+	double *diff;             /* made at the first block that outlives its bucket */
 };
 
 struct hs_leaks_stream {
@@ -366,8 +414,7 @@ static int leaks_one(struct hs_leaks_stream *ls, const struct hs_alloc *a, uint6
 		s->first = seq;
 	site_add(s, a, w, ls->t.end_ns, ls->late, ls->min_life, flags);
 	p->records++;
-	span(&ls->bk, p->diff, hs_alloc_time(a), hs_alloc_free_time(a), w * (double)hs_alloc_size(a));
-	return 0;
+	return span(&ls->bk, &p->diff, hs_alloc_time(a), hs_alloc_free_time(a), w * (double)hs_alloc_size(a));
 }
 
 int hs_leaks_sink(void *arg, const struct hs_fate *fates, size_t n)
@@ -383,9 +430,9 @@ int hs_leaks_sink(void *arg, const struct hs_fate *fates, size_t n)
 int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, const struct hs_alloctab *t,
 			   struct hs_stacks *st)
 {
-	struct hs_leaks_site *sites = NULL;
-	double *diff = NULL;
-	uint32_t cap = 0;
+	struct sites sites = { 0 };
+	double **diff = NULL;
+	uint32_t diff_cap = 0;
 	int rc;
 
 	memset(lk, 0, sizeof(*lk));
@@ -396,26 +443,15 @@ int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, cons
 	for (uint32_t id = 0; id < ls->nstacks; id++) {
 		struct per_stack *p = ls->stacks[id];
 		struct hs_leaks_site *s, *q;
-		uint32_t key;
+		uint32_t i;
 		if (!p || (ls->f->stack_ok && !hs_filter_stack(ls->f, id)))
 			continue;
-		key = hs_stacks_key(st, id);
-		if (key >= cap) {
-			uint32_t ocap = cap;
-			double *nd;
-			if ((rc = grow(&sites, &cap, key)) < 0)
-				goto out;
-			if (!(nd = realloc(diff, (size_t)cap * HS_LEAKS_BUCKETS * sizeof(*nd)))) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			diff = nd;
-			memset(diff + (size_t)ocap * HS_LEAKS_BUCKETS, 0,
-			       (size_t)(cap - ocap) * HS_LEAKS_BUCKETS * sizeof(*diff));
-		}
-		s = &sites[key];
 		q = &p->s;
-		if (s->calls == 0 || q->first < s->first) {
+		if (!(s = site_of(&sites, hs_stacks_key(st, id), q->stack, q->first))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (q->first < s->first) {
 			s->stack = q->stack;
 			s->first = q->first;
 		}
@@ -431,17 +467,51 @@ int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, cons
 		s->reallocs_grown += q->reallocs_grown;
 		s->chain_ends_kept += q->chain_ends_kept;
 		lk->records += p->records;
-		for (unsigned b = 0; b < HS_LEAKS_BUCKETS; b++)
-			diff[(size_t)key * HS_LEAKS_BUCKETS + b] += p->diff[b];
+		if (!p->diff)
+			continue;
+		i = (uint32_t)(s - sites.v);
+		if (i >= diff_cap) {
+			uint32_t cap = diff_cap ? diff_cap : 256;
+			double **n;
+			while (cap <= i)
+				cap *= 2;
+			if (!(n = realloc(diff, (size_t)cap * sizeof(*n)))) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			memset(n + diff_cap, 0, (size_t)(cap - diff_cap) * sizeof(*n));
+			diff = n;
+			diff_cap = cap;
+		}
+		if (!diff[i]) {
+			/* the stack's own array becomes the site's */
+			diff[i] = p->diff;
+			p->diff = NULL;
+		} else {
+			for (unsigned b = 0; b < HS_LEAKS_BUCKETS; b++)
+				diff[i][b] += p->diff[b];
+		}
 	}
-	for (uint32_t k = 0; k < cap; k++)
-		if (sites[k].kept_count > 0)
-			series(&sites[k], &diff[(size_t)k * HS_LEAKS_BUCKETS]);
-	judge(lk, sites, cap);
-	sites = NULL;
+	if (diff_cap < sites.n) {
+		double **n = realloc(diff, (size_t)(sites.n ? sites.n : 1) * sizeof(*n));
+		if (!n) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		memset(n + diff_cap, 0, (size_t)(sites.n - diff_cap) * sizeof(*n));
+		diff = n;
+		diff_cap = sites.n;
+	}
+	if ((rc = all_series(lk, &sites, diff)) < 0) {
+		hs_leaks_free(lk);
+		goto out;
+	}
+	judge(lk, &sites);
 out:
-	free(sites);
+	for (uint32_t i = 0; i < diff_cap; i++)
+		free(diff[i]);
 	free(diff);
+	sites_free(&sites);
 	return rc;
 }
 
@@ -450,7 +520,10 @@ void hs_leaks_stream_free(struct hs_leaks_stream *ls)
 	if (!ls)
 		return;
 	for (uint32_t i = 0; i < ls->nstacks; i++)
-		free(ls->stacks[i]);
+		if (ls->stacks[i]) {
+			free(ls->stacks[i]->diff);
+			free(ls->stacks[i]);
+		}
 	free(ls->stacks);
 	free(ls);
 }

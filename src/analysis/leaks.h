@@ -41,12 +41,14 @@ struct hs_leaks_site {
 	double chain_ends_kept;       /* kept blocks that ended a realloc chain */
 	double growth;                /* 0..1: share of the site's highest live bytes gained after half the run */
 	double plateau;               /* 0..1: when live bytes first reached 90% of their highest (before 98%) */
-	float live[HS_LEAKS_BUCKETS]; /* live bytes at the end of each 2% of the run (sites with kept blocks only) */
+	const float *live;            /* HS_LEAKS_BUCKETS: live bytes at the end of each 2% of the run (zeros but
+					 for sites with kept blocks) */
 };
 
 struct hs_leaks {
 	struct hs_leaks_site *sites;  /* sorted: score, then kept bytes, then key */
 	uint32_t nsites;
+	float *series;                /* the sites' live arrays (those with kept blocks) */
 	uint32_t nsuspects;           /* sites whose verdict is before HS_LEAK_OK */
 	uint64_t records;             /* recorded allocations that passed the filter */
 	double counts[HS_LEAK_VERDICTS];

@@ -537,6 +537,28 @@ if grep -q "time '1000s' of --live-at is past the end of the run" "$W/err"; then
 else
     fail time-past-end-warns "stderr: $(head -c 200 "$W/err")"
 fi
+# 65,536 backtraces, each its own site: memory follows the sites, not the
+# folded trie's nodes (keyed by node, the streaming pass took 475 MB for
+# them, the table path 220 MB; a million such backtraces took 4 GB and 11 s)
+maxrss() { # command... -> its peak RSS in KiB (stdout and stderr to $W/maxrss.out)
+    python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$W/maxrss.out" "$@"
+}
+if gcc -std=gnu11 -g -O0 -fno-omit-frame-pointer -o "$W/manystacks" "$T/progs/manystacks.c" 2>"$W/cc.log" &&
+    "$HS" record -o "$W/manystacks.hst" -- "$W/manystacks" 16 >/dev/null 2>&1; then
+    why=""
+    for m in must off; do
+        kb=$(HEAPSCOPE_STREAM=$m maxrss "$HS" leaks --all --json -n 0 "$W/manystacks.hst")
+        got=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(len(j["sites"]), round(sum(s["leaked_count"] for s in j["sites"])))' "$W/maxrss.out" 2>/dev/null)
+        [ "$got" = "65536 64" ] || why="$why; HEAPSCOPE_STREAM=$m: sites and leaked blocks '$got', want '65536 64' ($(head -c 200 "$W/maxrss.out"))"
+        [ -n "$kb" ] && [ "$kb" -lt 150000 ] || why="$why; HEAPSCOPE_STREAM=$m: peak RSS $kb KiB, want under 150,000"
+    done
+    if [ -z "$why" ]; then ok leaks-memory-follows-sites; else fail leaks-memory-follows-sites "${why#; }"; fi
+else
+    fail leaks-memory-follows-sites "cannot build or record manystacks: $(head -c 200 "$W/cc.log")"
+fi
+
 # help: 'heapscope help CMD' is 'heapscope CMD --help'; every line fits an 80-column terminal
 why=""
 "$HS" --help >"$W/help-main.txt" 2>&1 || why="$why; heapscope --help failed"
