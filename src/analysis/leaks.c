@@ -1,5 +1,6 @@
 /* leaks.c - per-site fates and live-bytes series from the allocation table, and the verdict rules of docs/analysis.md */
 #include "leaks.h"
+#include "keyed.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,50 +14,18 @@ const char *const hs_leaks_verdict_names[HS_LEAK_VERDICTS] = {
 /* How much a verdict weighs in the score: what a user should look at first. */
 static const double severity[HS_LEAK_VERDICTS] = { 8, 6, 4, 2, 1, 0.5, 0 };
 
-/*
- * Sites by key, densely. A backtrace's key is its node in the folded trie,
- * whose inner nodes are no site: indexed by key, a million backtraces of
- * depth 20 took 4 GB of sites and series (key -> index: 4 bytes a key).
- */
-struct sites {
-	struct hs_leaks_site *v;
-	uint32_t n, cap;
-	uint32_t *index;        /* key -> 1 + index in v, 0: no site yet */
-	uint32_t index_cap;
-};
-
-static struct hs_leaks_site *site_of(struct sites *t, uint32_t key, uint32_t stack, uint64_t first)
+/* A key's site, made when first met with this stack and sequence number; NULL when out of memory. */
+static struct hs_leaks_site *site_of(struct hs_keyed *sites, uint32_t key, uint32_t stack, uint64_t first)
 {
-	if (key >= t->index_cap) {
-		uint32_t cap = t->index_cap ? t->index_cap : 1024;
-		uint32_t *n;
-		while (cap <= key)
-			cap *= 2;
-		if (!(n = realloc(t->index, (size_t)cap * sizeof(*n))))
-			return NULL;
-		memset(n + t->index_cap, 0, (size_t)(cap - t->index_cap) * sizeof(*n));
-		t->index = n;
-		t->index_cap = cap;
-	}
-	if (!t->index[key]) {
-		if (t->n == t->cap) {
-			uint32_t cap = t->cap ? 2 * t->cap : 256;
-			struct hs_leaks_site *v = realloc(t->v, (size_t)cap * sizeof(*v));
-			if (!v)
-				return NULL;
-			t->v = v;
-			t->cap = cap;
-		}
-		t->v[t->n] = (struct hs_leaks_site){ .key = key, .stack = stack, .first = first };
-		t->index[key] = ++t->n;
-	}
-	return &t->v[t->index[key] - 1];
-}
+	int fresh;
+	struct hs_leaks_site *s = hs_keyed_get(sites, key, &fresh);
 
-static void sites_free(struct sites *t)
-{
-	free(t->v);
-	free(t->index);
+	if (s && fresh) {
+		s->key = key;
+		s->stack = stack;
+		s->first = first;
+	}
+	return s;
 }
 
 /*
@@ -148,7 +117,7 @@ __attribute__((always_inline)) static inline void site_add(struct hs_leaks_site 
 
 /* Walks the filtered allocations in table order; realloc links are in that order too. */
 static int sum_sites(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
-		     struct sites *sites)
+		     struct hs_keyed *sites)
 {
 	uint64_t end = t->end_ns, late = end - end / 50, min_life = end / 50, j = 0;
 	uint32_t last_stack = UINT32_MAX, key = 0;
@@ -202,28 +171,30 @@ static void series(struct hs_leaks_site *s, const double *diff, float *out)
 }
 
 /* The series of the sites with kept blocks, from their difference arrays (diff[i] for site i, NULL: none). */
-static int all_series(struct hs_leaks *lk, struct sites *sites, double *const *diff)
+static int all_series(struct hs_leaks *lk, struct hs_keyed *sites, double *const *diff)
 {
 	static const float zeros[HS_LEAKS_BUCKETS];
 	size_t n = 0;
 
+	struct hs_leaks_site *v = sites->v;
+
 	for (uint32_t i = 0; i < sites->n; i++)
-		n += sites->v[i].kept_count > 0;
+		n += v[i].kept_count > 0;
 	if (!(lk->series = malloc((n ? n : 1) * HS_LEAKS_BUCKETS * sizeof(*lk->series))))
 		return -ENOMEM;
 	n = 0;
 	for (uint32_t i = 0; i < sites->n; i++) {
-		if (sites->v[i].kept_count > 0)
-			series(&sites->v[i], diff[i], &lk->series[n++ * HS_LEAKS_BUCKETS]);
+		if (v[i].kept_count > 0)
+			series(&v[i], diff[i], &lk->series[n++ * HS_LEAKS_BUCKETS]);
 		else
-			sites->v[i].live = zeros;
+			v[i].live = zeros;
 	}
 	return 0;
 }
 
 /* Live bytes per bucket of the sites that kept something: one difference array per such site. */
 static int fill_series(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
-		       struct sites *sites)
+		       struct hs_keyed *sites)
 {
 	uint32_t last_stack = UINT32_MAX, idx = 0;
 	double **diff = calloc(sites->n ? sites->n : 1, sizeof(*diff));
@@ -233,8 +204,10 @@ static int fill_series(struct hs_leaks *lk, const struct hs_alloctab *t, struct 
 	if (!diff)
 		return -ENOMEM;
 	buckets_init(&bk, t->end_ns);
+	struct hs_leaks_site *v = sites->v;
+
 	for (uint32_t i = 0; i < sites->n && !any; i++)
-		any = sites->v[i].kept_count > 0;
+		any = v[i].kept_count > 0;
 	for (uint64_t i = 0; any && i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
 		uint32_t key;
@@ -243,9 +216,9 @@ static int fill_series(struct hs_leaks *lk, const struct hs_alloctab *t, struct 
 			/* keys were all seen by sum_sites: no allocation here */
 			last_stack = a->stack;
 			key = hs_stacks_key(st, a->stack);
-			idx = key < sites->index_cap && sites->index[key] ? sites->index[key] - 1 : UINT32_MAX;
+			idx = hs_keyed_find(sites, key);
 		}
-		if (idx == UINT32_MAX || !(sites->v[idx].kept_count > 0) || (!all && !hs_filter_match(f, t, a, i)))
+		if (idx == UINT32_MAX || !(v[idx].kept_count > 0) || (!all && !hs_filter_match(f, t, a, i)))
 			continue;
 		if ((rc = span(&bk, &diff[idx], hs_alloc_time(a), hs_alloc_free_time(a),
 			       hs_alloctab_weight(t, hs_alloc_size(a)) * (double)hs_alloc_size(a))) < 0)
@@ -294,31 +267,32 @@ static int cmp(const void *pa, const void *pb)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
-static void judge(struct hs_leaks *lk, struct sites *sites);
+static void judge(struct hs_leaks *lk, struct hs_keyed *sites);
 
 int hs_leaks_build(struct hs_leaks *lk, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st)
 {
-	struct sites sites = { 0 };
+	struct hs_keyed sites;
 	int rc;
 
 	memset(lk, 0, sizeof(*lk));
+	hs_keyed_init(&sites, sizeof(struct hs_leaks_site));
 	if ((rc = sum_sites(lk, t, f, st, &sites)) < 0 || (rc = fill_series(lk, t, f, st, &sites)) < 0) {
 		hs_leaks_free(lk);
 		goto out;
 	}
 	judge(lk, &sites);
 out:
-	sites_free(&sites);
+	hs_keyed_free(&sites);
 	return rc;
 }
 
 /* Verdicts and scores, then the sites ranked; takes the sites over into lk. */
-static void judge(struct hs_leaks *lk, struct sites *t)
+static void judge(struct hs_leaks *lk, struct hs_keyed *t)
 {
-	struct hs_leaks_site *sites = t->v;
-	uint32_t n = 0;
+	uint32_t n = 0, count;
+	struct hs_leaks_site *sites = hs_keyed_take(t, &count);
 
-	for (uint32_t k = 0; k < t->n; k++) {
+	for (uint32_t k = 0; k < count; k++) {
 		struct hs_leaks_site *s = &sites[k];
 		if (s->calls <= 0)
 			continue;
@@ -333,8 +307,6 @@ static void judge(struct hs_leaks *lk, struct sites *t)
 		qsort(sites, n, sizeof(*sites), cmp);
 	lk->sites = sites;
 	lk->nsites = n;
-	t->v = NULL;
-	t->n = t->cap = 0;
 }
 
 void hs_leaks_free(struct hs_leaks *lk)
@@ -430,12 +402,13 @@ int hs_leaks_sink(void *arg, const struct hs_fate *fates, size_t n)
 int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, const struct hs_alloctab *t,
 			   struct hs_stacks *st)
 {
-	struct sites sites = { 0 };
+	struct hs_keyed sites;
 	double **diff = NULL;
 	uint32_t diff_cap = 0;
 	int rc;
 
 	memset(lk, 0, sizeof(*lk));
+	hs_keyed_init(&sites, sizeof(struct hs_leaks_site));
 	ls->t = *t;
 	ls->t.blocks = NULL;
 	if ((rc = hs_filter_prepare(ls->f, t, st)) < 0)
@@ -469,7 +442,7 @@ int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, cons
 		lk->records += p->records;
 		if (!p->diff)
 			continue;
-		i = (uint32_t)(s - sites.v);
+		i = (uint32_t)(s - (struct hs_leaks_site *)sites.v);
 		if (i >= diff_cap) {
 			uint32_t cap = diff_cap ? diff_cap : 256;
 			double **n;
@@ -511,7 +484,7 @@ out:
 	for (uint32_t i = 0; i < diff_cap; i++)
 		free(diff[i]);
 	free(diff);
-	sites_free(&sites);
+	hs_keyed_free(&sites);
 	return rc;
 }
 

@@ -212,7 +212,7 @@ struct per_stack {
 	struct hs_top_row row;   /* peak_bytes: for epoch only */
 	uint32_t epoch;
 	uint64_t records;
-	double d[];              /* npoints + 1 */
+	double *d;               /* npoints + 1, made at the first block alive at a moment sampled */
 };
 
 struct hs_timeline_stream {
@@ -293,10 +293,9 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 		ts->nstacks = cap;
 	}
 	if (!(p = ts->stacks[a->stack])) {
-		size_t sz = sizeof(*p) + (n + 1) * sizeof(double);
-		if ((ts->bytes += sz) > STREAM_CAP)
+		if ((ts->bytes += sizeof(*p)) > STREAM_CAP)
 			return -E2BIG;
-		if (!(p = ts->stacks[a->stack] = calloc(1, sz)))
+		if (!(p = ts->stacks[a->stack] = calloc(1, sizeof(*p))))
 			return -ENOMEM;
 		p->row.stack = a->stack;
 		p->row.first = seq;
@@ -310,6 +309,12 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	if (k1 != k2) {
 		if (!ts->all)
 			span(ts->filtered, k1, k2, b);
+		if (!p->d) {
+			if ((ts->bytes += (n + 1) * sizeof(double)) > STREAM_CAP)
+				return -E2BIG;
+			if (!(p->d = calloc(n + 1, sizeof(double))))
+				return -ENOMEM;
+		}
 		span(p->d, k1, k2, b);
 	}
 	return 0;
@@ -329,12 +334,13 @@ int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline 
 			      struct hs_stacks *st)
 {
 	struct hs_top top = { 0 };
-	struct hs_top_row *rows = NULL;
-	uint32_t *slot = NULL, nkeys = 0, cap = 0, n = ts->n;
+	struct hs_keyed rows;
+	uint32_t *slot = NULL, nkeys = 0, n = ts->n;
 	uint64_t records = 0;
 	int rc;
 
 	memset(tl, 0, sizeof(*tl));
+	hs_keyed_init(&rows, sizeof(struct hs_top_row));
 	/* the sums were for the peak the pass ended with (its block went out, freed or not) */
 	if (ts->peak_rises != t->peak_rises)
 		return -EAGAIN;
@@ -350,9 +356,10 @@ int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline 
 			continue;
 		}
 		key = hs_stacks_key(st, id);
-		if ((rc = hs_top_rows_reserve(&rows, &cap, key)) < 0)
+		if (!(r = hs_top_row_of(&rows, key))) {
+			rc = -ENOMEM;
 			goto out;
-		r = &rows[key];
+		}
 		if (r->calls == 0 || p->row.first < r->first) {
 			r->stack = p->row.stack;
 			r->first = p->row.first;
@@ -366,8 +373,7 @@ int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline 
 		r->temporary_bytes += p->row.temporary_bytes;
 		records += p->records;
 	}
-	hs_top_from_rows(&top, rows, cap, ts->sort, records);
-	rows = NULL;
+	hs_top_from_rows(&top, &rows, ts->sort, records);
 	if ((rc = series_alloc(tl, &top, n, ts->ngroups, &slot, &nkeys)) < 0)
 		goto out;
 	memcpy(tl->heap, ts->heap, (n + 1) * sizeof(double));
@@ -377,7 +383,7 @@ int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline 
 		struct per_stack *p = ts->stacks[id];
 		uint32_t key, g;
 		double *d;
-		if (!p || !p->records)
+		if (!p || !p->records || !p->d)
 			continue;
 		key = hs_stacks_key(st, id);
 		g = key < nkeys ? slot[key] : UINT32_MAX;
@@ -387,7 +393,7 @@ int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline 
 	}
 	series_finish(tl, t, ts->all);
 out:
-	free(rows);
+	hs_keyed_free(&rows);
 	free(slot);
 	hs_top_free(&top);
 	return rc;
@@ -398,7 +404,10 @@ void hs_timeline_stream_free(struct hs_timeline_stream *ts)
 	if (!ts)
 		return;
 	for (uint32_t i = 0; i < ts->nstacks; i++)
-		free(ts->stacks[i]);
+		if (ts->stacks[i]) {
+			free(ts->stacks[i]->d);
+			free(ts->stacks[i]);
+		}
 	free(ts->stacks);
 	free(ts->heap);
 	free(ts->filtered);

@@ -80,11 +80,12 @@ int hs_top_build(struct hs_top *top, const struct hs_alloctab *t, struct hs_filt
 int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		      enum hs_top_sort sort, uint32_t focus, const uint32_t *path, int depth)
 {
-	struct hs_top_row *rows = NULL;
-	uint32_t cap = 0, last_stack = UINT32_MAX, last_key = 0, *memo = NULL;
+	struct hs_keyed rows;
+	uint32_t last_stack = UINT32_MAX, last_key = 0, *memo = NULL;
 	int rc = 0, all = hs_filter_passes_all(f);
 
 	memset(top, 0, sizeof(*top));
+	hs_keyed_init(&rows, sizeof(struct hs_top_row));
 	top->focus = focus;
 	top->sort = sort;
 	if (depth < 0 || depth >= HS_STACKS_MAX_FRAMES || (depth > 0 && (!path || focus == HS_STACKS_NO_KEY)))
@@ -96,6 +97,7 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 	}
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
+		struct hs_top_row *r;
 		uint32_t key;
 
 		if (!all && !hs_filter_match(f, t, a, i))
@@ -108,46 +110,38 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 		key = last_key;
 		if (key == HS_STACKS_NO_KEY)
 			continue;
-		if ((rc = hs_top_rows_reserve(&rows, &cap, key)) < 0)
+		if (!(r = hs_top_row_of(&rows, key))) {
+			rc = -ENOMEM;
 			goto out;
-		if (rows[key].calls == 0) {
-			rows[key].stack = a->stack;
-			rows[key].first = i;
 		}
-		add(&rows[key], t, a);
+		if (r->calls == 0) {
+			r->stack = a->stack;
+			r->first = i;
+		}
+		add(r, t, a);
 		top->records++;
 	}
-	hs_top_from_rows(top, rows, cap, sort, top->records);
-	rows = NULL;
+	hs_top_from_rows(top, &rows, sort, top->records);
 out:
 	free(memo);
-	free(rows);
+	hs_keyed_free(&rows);
 	return rc;
 }
 
-int hs_top_rows_reserve(struct hs_top_row **rows, uint32_t *cap, uint32_t key)
+struct hs_top_row *hs_top_row_of(struct hs_keyed *rows, uint32_t key)
 {
-	uint32_t ncap = *cap ? *cap : 1024;
-	struct hs_top_row *nr;
+	int fresh;
+	struct hs_top_row *r = hs_keyed_get(rows, key, &fresh);
 
-	if (key < *cap)
-		return 0;
-	while (ncap <= key)
-		ncap *= 2;
-	if (!(nr = realloc(*rows, (size_t)ncap * sizeof(*nr))))
-		return -ENOMEM;
-	memset(nr + *cap, 0, (size_t)(ncap - *cap) * sizeof(*nr));
-	for (uint32_t k = *cap; k < ncap; k++)
-		nr[k].key = k;
-	*rows = nr;
-	*cap = ncap;
-	return 0;
+	if (r && fresh)
+		r->key = key;
+	return r;
 }
 
-void hs_top_from_rows(struct hs_top *top, struct hs_top_row *rows, uint32_t cap, enum hs_top_sort sort,
-		      uint64_t records)
+void hs_top_from_rows(struct hs_top *top, struct hs_keyed *keyed, enum hs_top_sort sort, uint64_t records)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, cap;
+	struct hs_top_row *rows = hs_keyed_take(keyed, &cap);
 
 	top->sort = sort;
 	top->records = records;

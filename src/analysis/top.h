@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "alloctab.h"
+#include "keyed.h"
 #include "filter.h"
 #include "stacks.h"
 
@@ -66,14 +67,12 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 		      enum hs_top_sort sort, uint32_t focus, const uint32_t *path, int depth);
 void hs_top_free(struct hs_top *top);
 
-/* Rows up to key in *rows (zeroed, each with its key), growing *cap. */
-int hs_top_rows_reserve(struct hs_top_row **rows, uint32_t *cap, uint32_t key);
+/* rows: hs_keyed of struct hs_top_row. The row of key, zeroed but for its key when new; NULL: out of memory. */
+struct hs_top_row *hs_top_row_of(struct hs_keyed *rows, uint32_t key);
 /*
- * The rows of a pass summed elsewhere (rows[k].key == k, cap of them, rows
- * with no call dropped): totals and order as hs_top_build gives them.
- * Takes rows over.
+ * The rows of a pass summed elsewhere (rows with no call dropped): totals
+ * and order as hs_top_build gives them. Takes the rows over.
  */
-void hs_top_from_rows(struct hs_top *top, struct hs_top_row *rows, uint32_t cap, enum hs_top_sort sort,
-		      uint64_t records);
+void hs_top_from_rows(struct hs_top *top, struct hs_keyed *rows, enum hs_top_sort sort, uint64_t records);
 
 #endif
