@@ -27,6 +27,17 @@ static inline uint32_t hs_keyed_find(const struct hs_keyed *k, uint32_t key)
 {
 	return key < k->index_cap && k->index[key] ? k->index[key] - 1 : UINT32_MAX;
 }
+/* hs_keyed_get for a key met before, without a call (hot loops); else the same. */
+static inline void *hs_keyed_at(struct hs_keyed *k, uint32_t key, int *fresh)
+{
+	uint32_t i = hs_keyed_find(k, key);
+
+	if (i == UINT32_MAX)
+		return hs_keyed_get(k, key, fresh);
+	*fresh = 0;
+	return (char *)k->v + (size_t)i * k->size;
+}
+
 /* The records, taken over by the caller (free()); the index goes. */
 void *hs_keyed_take(struct hs_keyed *k, uint32_t *n);
 void hs_keyed_free(struct hs_keyed *k);

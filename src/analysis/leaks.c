@@ -18,7 +18,7 @@ static const double severity[HS_LEAK_VERDICTS] = { 8, 6, 4, 2, 1, 0.5, 0 };
 static struct hs_leaks_site *site_of(struct hs_keyed *sites, uint32_t key, uint32_t stack, uint64_t first)
 {
 	int fresh;
-	struct hs_leaks_site *s = hs_keyed_get(sites, key, &fresh);
+	struct hs_leaks_site *s = hs_keyed_at(sites, key, &fresh);
 
 	if (s && fresh) {
 		s->key = key;

@@ -81,6 +81,7 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 		      enum hs_top_sort sort, uint32_t focus, const uint32_t *path, int depth)
 {
 	struct hs_keyed rows;
+	struct hs_top_row *r = NULL;
 	uint32_t last_stack = UINT32_MAX, last_key = 0, *memo = NULL;
 	int rc = 0, all = hs_filter_passes_all(f);
 
@@ -97,23 +98,20 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 	}
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct hs_alloc *a = hs_alloctab_at(t, i);
-		struct hs_top_row *r;
-		uint32_t key;
 
 		if (!all && !hs_filter_match(f, t, a, i))
 			continue;
-		/* neighbours in the table often share a backtrace */
+		/* neighbours in the table often share a backtrace (and a new row moves the others only then) */
 		if (a->stack != last_stack) {
 			last_stack = a->stack;
 			last_key = row_key(st, a->stack, focus, path, depth, memo);
+			if (last_key != HS_STACKS_NO_KEY && !(r = hs_top_row_of(&rows, last_key))) {
+				rc = -ENOMEM;
+				goto out;
+			}
 		}
-		key = last_key;
-		if (key == HS_STACKS_NO_KEY)
+		if (last_key == HS_STACKS_NO_KEY)
 			continue;
-		if (!(r = hs_top_row_of(&rows, key))) {
-			rc = -ENOMEM;
-			goto out;
-		}
 		if (r->calls == 0) {
 			r->stack = a->stack;
 			r->first = i;
@@ -126,16 +124,6 @@ out:
 	free(memo);
 	hs_keyed_free(&rows);
 	return rc;
-}
-
-struct hs_top_row *hs_top_row_of(struct hs_keyed *rows, uint32_t key)
-{
-	int fresh;
-	struct hs_top_row *r = hs_keyed_get(rows, key, &fresh);
-
-	if (r && fresh)
-		r->key = key;
-	return r;
 }
 
 void hs_top_from_rows(struct hs_top *top, struct hs_keyed *keyed, enum hs_top_sort sort, uint64_t records)

@@ -68,7 +68,15 @@ int hs_top_build_path(struct hs_top *top, const struct hs_alloctab *t, struct hs
 void hs_top_free(struct hs_top *top);
 
 /* rows: hs_keyed of struct hs_top_row. The row of key, zeroed but for its key when new; NULL: out of memory. */
-struct hs_top_row *hs_top_row_of(struct hs_keyed *rows, uint32_t key);
+static inline struct hs_top_row *hs_top_row_of(struct hs_keyed *rows, uint32_t key)
+{
+	int fresh;
+	struct hs_top_row *r = hs_keyed_at(rows, key, &fresh);
+
+	if (r && fresh)
+		r->key = key;
+	return r;
+}
 /*
  * The rows of a pass summed elsewhere (rows with no call dropped): totals
  * and order as hs_top_build gives them. Takes the rows over.
