@@ -37,7 +37,7 @@ objs=()
 for src in src/common/crc32c.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c src/format/encoder.c src/format/builder.c \
 	src/analysis/alloctab.c src/analysis/report.c src/analysis/live.c src/analysis/oom.c src/analysis/timespec.c \
 	src/analysis/stacks.c src/analysis/filter.c src/analysis/top.c src/analysis/leaks.c src/analysis/flame.c \
-	src/analysis/timeline.c src/analysis/lifetimes.c; do
+	src/analysis/timeline.c src/analysis/lifetimes.c src/analysis/keyed.c; do
 	o="$out/obj/$(basename "$src" .c).o"
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ tests/fuzz/run.sh -nt "$o" ] ||
 		[ -n "$(find src/format src/common src/analysis include -name '*.h' -newer "$o" 2>/dev/null)" ]; then

@@ -510,6 +510,18 @@ if [ $HAVE_HS = 1 ]; then
     leaked=$(echo $leaked | tr ' ' '\n' | sort -n | tr '\n' ' ')
     if [ "$here" = 4 ] && [ "$there" = 0 ] && [ "$named" = 3 ] && [ "$leaked" = "0 100 200 300 " ]; then ok fork/chdir-traces-beside-root
     else fail fork/chdir-traces-beside-root "$here traces where record ran (want 4: root, forked child, exec'd child before and after exec), $there in the directory the program moved to (want 0), record named '$named' followed (want 3), leaked bytes '$leaked' (want 0 100 200 300: the child before its exec has none)"; fi
+    # record's last line names a command to copy: a path with a space, a quote
+    # or a dollar in it must come out as one word of it, and run as given
+    why=""
+    for name in "with space.hst" "it's \$HOME.hst" 'say "hi".hst'; do
+        rm -rf "$W/quoted.d" && mkdir -p "$W/quoted.d"
+        (cd "$W/quoted.d" && timeout 60 "$HS" record -o "$name" -- "$P/basic") >/dev/null 2>"$W/quoted.err"
+        cmd=$(sed -n "s/^heapscope: trace written to .*; see it with 'heapscope \(report .*\)'\$/\1/p" "$W/quoted.err")
+        if [ -z "$cmd" ]; then why="$why; $name: no command in '$(tail -n 1 "$W/quoted.err")'"; continue; fi
+        (cd "$W/quoted.d" && eval "\"\$HS\" $cmd") >"$W/quoted.out" 2>&1 ||
+            why="$why; $name: the command '$cmd' failed: $(head -n 1 "$W/quoted.out")"
+    done
+    if [ -z "$why" ]; then ok record/suggested-command-runs; else fail record/suggested-command-runs "${why#; }"; fi
     # the same without the wrapper: the environment's relative path
     rm -rf "$W/wanderenv.d"
     mkdir -p "$W/wanderenv.d/sub"
