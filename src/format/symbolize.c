@@ -4,15 +4,15 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
-#include <errno.h>
-#include <limits.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <libiberty/demangle.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/file.h"
 #include "debuginfo.h"
@@ -285,14 +285,14 @@ static void index_dir(struct hs_symbols *s, const char *dir, int depth, size_t *
 
 /*
  * m's file: at its recorded path, under each binary directory as a sysroot,
- * by its name there, then by build-id anywhere below them. -1 and *why
- * when no file is the build that ran.
+ * by its name there, then by build-id anywhere below them; *file is its
+ * path (m's own, or found, of PATH_MAX bytes). -1 and *why when no file is
+ * the build that ran.
  */
-static int open_module(struct hs_reader *r, const struct hs_module *m, const char **file, int *why)
+static int open_module(struct hs_reader *r, const struct hs_module *m, const char **file, char *found, int *why)
 {
 	struct hs_symbols *s = r->sym;
 	const char *base = strrchr(m->path, '/') + 1, *d, *end;
-	static char found[PATH_MAX];
 	int fd;
 
 	*why = 0;
@@ -305,10 +305,10 @@ static int open_module(struct hs_reader *r, const struct hs_module *m, const cha
 		len = (int)(end - d);
 		if (!len)
 			continue;
-		if ((size_t)snprintf(found, sizeof(found), "%.*s%s", len, d, m->path) < sizeof(found) &&
+		if ((size_t)snprintf(found, PATH_MAX, "%.*s%s", len, d, m->path) < PATH_MAX &&
 		    (fd = try_file(found, m, why)) >= 0)
 			goto out;
-		if ((size_t)snprintf(found, sizeof(found), "%.*s/%s", len, d, base) < sizeof(found) &&
+		if ((size_t)snprintf(found, PATH_MAX, "%.*s/%s", len, d, base) < PATH_MAX &&
 		    (fd = try_file(found, m, why)) >= 0)
 			goto out;
 	}
@@ -319,8 +319,8 @@ static int open_module(struct hs_reader *r, const struct hs_module *m, const cha
 		s->ids_built = 1;
 		for (d = r->binary_dirs; *d; d = *end ? end + 1 : end) {
 			end = strchrnul(d, ':');
-			if (end > d && (size_t)(end - d) < sizeof(found)) {
-				snprintf(found, sizeof(found), "%.*s", (int)(end - d), d);
+			if (end > d && (size_t)(end - d) < PATH_MAX) {
+				snprintf(found, PATH_MAX, "%.*s", (int)(end - d), d);
 				index_dir(s, found, 0, &seen);
 			}
 		}
@@ -328,7 +328,7 @@ static int open_module(struct hs_reader *r, const struct hs_module *m, const cha
 	for (size_t i = 0; i < s->nids; i++)
 		if (s->ids[i].len == m->build_id_len && !memcmp(s->ids[i].id, m->build_id, m->build_id_len) &&
 		    (fd = try_file(s->ids[i].path, m, why)) >= 0) {
-			snprintf(found, sizeof(found), "%s", s->ids[i].path);
+			snprintf(found, PATH_MAX, "%s", s->ids[i].path);
 			goto out;
 		}
 none:
@@ -412,6 +412,7 @@ static int report_modules(struct hs_reader *r)
 		const struct hs_module *m = r->mods[s->reported];
 		Dwfl_Module *mod;
 		const char *file;
+		char found[PATH_MAX];
 		int fd, why;
 
 		if (m->path[0] != '/')
@@ -425,7 +426,7 @@ static int report_modules(struct hs_reader *r)
 		if (dwfl_addrmodule(s->dwfl, m->lo))
 			continue;
 		/* a rebuilt binary would give wrong lines: only the build that ran is taken (a FIFO never: no hang) */
-		if ((fd = open_module(r, m, &file, &why)) < 0) {
+		if ((fd = open_module(r, m, &file, found, &why)) < 0) {
 			note_problem(s, s->reported, why);
 			continue;
 		}

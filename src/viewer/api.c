@@ -1160,6 +1160,9 @@ static int answer(FILE *f, struct hs_api *api, struct request *q, struct hs_stac
 	return rc;
 }
 
+/* Bytes of warnings before the rest are only counted: percent-encoded, at most thrice that in a header. */
+#define MAX_WARNING 2048
+
 /* One warning line more (a memory shortage only loses it). */
 static void add_warning(char **w, const char *prefix, const char *text)
 {
@@ -1185,11 +1188,22 @@ static void warnings(struct hs_api *api, const struct request *q, int both, stru
 	if (both && q->f2.warn[0])
 		add_warning(&reply->warning, "new: ", q->f2.warn);
 	for (int t = 0; t < api->ntraces; t++) {
+		size_t more = 0;
 		if (!both && t != q->trace)
 			continue;
-		for (size_t i = 0; hs_reader_unnamed_module(api->t[t].r, i, &path, &why, &n); i++)
-			add_warning(&reply->warning, "",
-				    hs_fmt_unnamed(buf, sizeof(buf), path, (int)why, n, api->binary_dirs));
+		for (size_t i = 0; hs_reader_unnamed_module(api->t[t].r, i, &path, &why, &n); i++) {
+			/* a trace from another machine can miss every library: the header must stay small */
+			if (reply->warning && strlen(reply->warning) > MAX_WARNING) {
+				more++;
+				continue;
+			}
+			add_warning(&reply->warning, "", hs_fmt_unnamed(buf, sizeof(buf), path, (int)why, n, api->binary_dirs));
+		}
+		if (more) {
+			snprintf(buf, sizeof(buf), "and %zu more %s with frames left unnamed; 'heapscope top' on the "
+				 "trace names them all", more, more == 1 ? "module" : "modules");
+			add_warning(&reply->warning, "", buf);
+		}
 	}
 }
 
