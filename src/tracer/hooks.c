@@ -19,7 +19,6 @@ const char *hs_self_path(void);
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
-#define HS_EXPORT __attribute__((visibility("default")))
 /*
  * The entry points whose usual path is a tail call (the real function, or
  * the out-of-line recorded part): their own frame is gone before anything

@@ -8,7 +8,6 @@
 
 #include "tracer.h"
 
-#define HS_EXPORT __attribute__((visibility("default")))
 
 /*
  * The signals whose default action ends the process: without a handler

@@ -10,6 +10,9 @@
 #include <sys/types.h>
 #include <x86intrin.h>
 
+/* the functions of the program's libraries that the tracer replaces */
+#define HS_EXPORT __attribute__((visibility("default")))
+
 #include "../common/decimal.h"
 #include "../format/records.h"
 #include "lock.h"
@@ -387,6 +390,8 @@ void hs_internal_leave(struct hs_thread *t, const sigset_t *old);
 void hs_log_init(void);
 void hs_log(const char *what, const char *thing, const char *then);
 const char *hs_errno_text(int e);
+/* f moved to a high number (programs close every descriptor or reuse numbers), close-on-exec; f when it cannot be. */
+int hs_fd_move_high(int f);
 
 /* single.c: glibc's single-threaded flag, set again once our writer runs beside a single-threaded program */
 void hs_single_init(void);

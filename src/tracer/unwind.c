@@ -104,6 +104,15 @@ static struct cfi_module *cfi_open(const char *path, uintptr_t lo, uintptr_t hi,
 	m->fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (m->fd >= 0) {
 		m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
+		/*
+		 * Mapped (or read) whole, the file needs its descriptor no more
+		 * (FDREAD marks it done too): kept, it held a low number the
+		 * program's own open() would have had.
+		 */
+		if (m->elf && elf_cntl(m->elf, ELF_C_FDREAD) == 0) {
+			syscall(SYS_close, m->fd);
+			m->fd = -1;
+		}
 		m->cfi = m->elf ? dwarf_getcfi_elf(m->elf) : NULL;
 	}
 	return m;
@@ -313,7 +322,6 @@ int hs_unwind_init(void)
 	if (!rules)
 		return -1;
 	elf_version(EV_CURRENT);
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	return 0;
 }
 
@@ -376,11 +384,51 @@ __asm__(".text\n"
 	".size hs_on_stack, .-hs_on_stack\n");
 void hs_on_stack(void *top, void (*fn)(void *), void *arg);
 
+/*
+ * libunwind holds a pipe from its first use on (it checks addresses with
+ * it), two descriptors at the lowest free numbers: set up at start, it
+ * gave the program's own first open() 5 instead of 3, and under a low
+ * RLIMIT_NOFILE no file at all. It starts at the first walk that needs it
+ * (many programs never do), and its pipe goes high (pipe2 below).
+ */
+static atomic_int unw_started;
+static __thread int unw_starting __attribute__((tls_model("initial-exec")));
+
+static void unw_start(void)
+{
+	if (!atomic_load_explicit(&unw_started, memory_order_acquire)) {
+		/* two threads at once only set the same policy twice */
+		unw_starting = 1;
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+		unw_starting = 0;
+		atomic_store_explicit(&unw_started, 1, memory_order_release);
+	}
+}
+
+/*
+ * libunwind's pipe, made while it starts (from its pipe2 call, through the
+ * PLT, to here): moved high like the trace's own descriptors, out of the
+ * way of the program's numbers. Every other call is the system call alone.
+ */
+HS_EXPORT int pipe2(int fds[2], int flags)
+{
+	int rc = (int)syscall(SYS_pipe2, fds, flags);
+
+	if (rc == 0 && unw_starting) {
+		fds[0] = hs_fd_move_high(fds[0]);
+		fds[1] = hs_fd_move_high(fds[1]);
+	}
+	return rc;
+}
+
 /* Out of line: its frame (the walk's buffer) only where the walk runs in place. */
 __attribute__((noinline)) static int walk_in_place(uint64_t *ips)
 {
 	void *raw[HS_MAX_FRAMES + 16];
-	int n = unw_backtrace(raw, HS_MAX_FRAMES + 16), k = 0;
+	int n, k = 0;
+
+	unw_start();
+	n = unw_backtrace(raw, HS_MAX_FRAMES + 16);
 
 	for (int i = 0; i < n && k < HS_MAX_FRAMES; i++)
 		if ((uintptr_t)raw[i] < hs_g.self_lo || (uintptr_t)raw[i] >= hs_g.self_hi)

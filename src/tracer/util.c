@@ -1,9 +1,11 @@
 /* util.c - helpers the tracer may call from any hook: raw syscalls, no malloc, no stdio */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -127,4 +129,19 @@ void hs_strlcat(char *dst, const char *src, size_t cap)
 pid_t hs_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Programs close every descriptor or reuse numbers: the tracer keeps its own high. */
+int hs_fd_move_high(int f)
+{
+	struct rlimit rl;
+	int lo = 900, h;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 1024 && rl.rlim_cur != RLIM_INFINITY)
+		lo = (int)(rl.rlim_cur > 4096 ? 4000 : rl.rlim_cur - 100);
+	h = fcntl(f, F_DUPFD_CLOEXEC, lo);
+	if (h < 0)
+		return f;
+	syscall(SYS_close, f);
+	return h;
 }

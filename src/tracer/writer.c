@@ -49,21 +49,6 @@ static int chunks_since_totals;
 
 static uint64_t hold_ticks;
 
-/* Programs close every descriptor or reuse numbers: keep ours high and check it is still ours. */
-static int move_high(int f)
-{
-	struct rlimit rl;
-	int lo = 900, h;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 1024 && rl.rlim_cur != RLIM_INFINITY)
-		lo = (int)(rl.rlim_cur > 4096 ? 4000 : rl.rlim_cur - 100);
-	h = fcntl(f, F_DUPFD_CLOEXEC, lo);
-	if (h < 0)
-		return f;
-	syscall(SYS_close, f);
-	return h;
-}
-
 /*
  * While the trace is written, an exclusive flock on it tells readers that
  * its process runs (hs_file_being_written): else a trace without its END
@@ -88,7 +73,7 @@ static int ensure_fd(struct stat *st)
 	fd = (int)syscall(SYS_openat, AT_FDCWD, file_path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	fd = move_high(fd);
+	fd = hs_fd_move_high(fd);
 	mark_writing(fd);
 	return fstat(fd, st);
 }
@@ -311,7 +296,7 @@ int hs_writer_open(void)
 		hs_log("cannot create the trace file", file_path, then);
 		return -1;
 	}
-	fd = move_high(fd);
+	fd = hs_fd_move_high(fd);
 	mark_writing(fd);
 	if (fstat(fd, &st) == 0) {
 		file_dev = st.st_dev;
@@ -393,7 +378,7 @@ static void emit_rss(int always)
 		statm_fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/statm", O_RDONLY | O_CLOEXEC);
 		if (statm_fd < 0)
 			return;
-		statm_fd = move_high(statm_fd);
+		statm_fd = hs_fd_move_high(statm_fd);
 		if (fstat(statm_fd, &st) == 0) {
 			statm_dev = st.st_dev;
 			statm_ino = st.st_ino;

@@ -45,6 +45,12 @@ W=$T/build/run             # per-run artefacts
 U="python3 $T/lib/hsutil.py"
 VG="valgrind --run-libc-freeres=no --run-cxx-freeres=no --leak-check=full"
 
+# a python3 loop the tracer unwinds (with libunwind where its rules cannot), then its first open()
+FD_PY='import os
+d = {}
+for i in range(200000):
+    d[str(i)] = [i]
+print("first fd", os.open("/dev/null", os.O_RDONLY))'
 ok() { echo "ok $1"; }
 fail() { echo "FAIL $1: $2"; }
 first_line() { head -c 300 "$1" 2>/dev/null | head -n 1; }
@@ -81,7 +87,7 @@ cc_prog() { # out src [extra flags]
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
     underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
-    wanderer; do
+    wanderer fdnum; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -522,6 +528,19 @@ if [ $HAVE_HS = 1 ]; then
             why="$why; $name: the command '$cmd' failed: $(head -n 1 "$W/quoted.out")"
     done
     if [ -z "$why" ]; then ok record/suggested-command-runs; else fail record/suggested-command-runs "${why#; }"; fi
+    # the program's own descriptors are numbered as without the tracer: the
+    # files the unwinder reads were kept open, and libunwind's pipe sat at
+    # the lowest free numbers (fdnum's first open() got 5, python3's 7, not 3;
+    # under a low RLIMIT_NOFILE, none at all)
+    want=$(cd "$W" && timeout 60 "$P/fdnum" 2>&1)
+    got=$(cd "$W" && timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/fdnum.hst" "$P/fdnum" 2>&1)
+    pyw=$(cd "$W" && PYTHONMALLOC=malloc timeout 60 python3 -c "$FD_PY" 2>&1)
+    pyg=$(cd "$W" && PYTHONMALLOC=malloc timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/fdpy.hst" python3 -c "$FD_PY" 2>&1)
+    if [ "$want" = "first fd 3" ] && [ "$got" = "$want" ] && [ "$pyw" = "first fd 3" ] && [ "$pyg" = "$pyw" ]; then
+        ok fds/program-numbers-unchanged
+    else
+        fail fds/program-numbers-unchanged "fdnum native '$want', traced '$got'; python3 native '$pyw', traced '$pyg'"
+    fi
     # the same without the wrapper: the environment's relative path
     rm -rf "$W/wanderenv.d"
     mkdir -p "$W/wanderenv.d/sub"
