@@ -555,6 +555,7 @@ static int64_t next_sample(struct hs_thread *t)
 static void wait_for_room(struct hs_thread *t, uint64_t slot, unsigned n)
 {
 	unsigned spins = 0;
+	int e = errno;   /* a timed-out futex wait sets it: the program's stays */
 
 	while (slot + n - atomic_load_explicit(&t->tail, memory_order_acquire) > HS_RING_EVENTS) {
 		if (!hs_g.writer_running || hs_g.after_fini) {
@@ -566,6 +567,7 @@ static void wait_for_room(struct hs_thread *t, uint64_t slot, unsigned n)
 			hs_internal_leave(t, &old);
 			if (slot + n - atomic_load(&t->tail) > HS_RING_EVENTS) {
 				hs_disable("cannot drain the event buffer; tracing stopped");
+				errno = e;
 				return;
 			}
 			continue;
@@ -582,9 +584,10 @@ static void wait_for_room(struct hs_thread *t, uint64_t slot, unsigned n)
 		/* a child made by a raw clone() has no writer: stop instead of waiting forever (half a second of sleeps) */
 		if ((spins & 0xff) == 0 && getpid() != hs_g.pid) {
 			atomic_store(&hs_g.state, HS_INERT);
-			return;
+			break;
 		}
 	}
+	errno = e;
 }
 
 /*

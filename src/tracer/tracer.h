@@ -155,6 +155,7 @@ struct hs_thread {
 	int depth;                  /* owner only: nesting of recording (signal handlers) */
 	uintptr_t hook_sp;          /* owner only: the stack pointer of the outermost recording under way (depth > 0) */
 	int internal;               /* owner only: >0 while tracer code that may allocate runs */
+	int saved_errno;            /* the program's errno, while internal: given back when it ends */
 	int in_stack_lock;          /* owner only: holds the stack table lock */
 	int in_unwind;              /* owner only: t->uw is being rewritten */
 	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */

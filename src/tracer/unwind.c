@@ -1,6 +1,7 @@
 /* unwind.c - fast backtraces: cached CFI rules per return address, and reuse of the unchanged outer frames */
 #define UNW_LOCAL_ONLY
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <libelf.h>
@@ -425,10 +426,11 @@ HS_EXPORT int pipe2(int fds[2], int flags)
 __attribute__((noinline)) static int walk_in_place(uint64_t *ips)
 {
 	void *raw[HS_MAX_FRAMES + 16];
-	int n, k = 0;
+	int n, k = 0, e = errno;   /* libunwind probes addresses with calls that fail: the program's errno stays */
 
 	unw_start();
 	n = unw_backtrace(raw, HS_MAX_FRAMES + 16);
+	errno = e;
 
 	for (int i = 0; i < n && k < HS_MAX_FRAMES; i++)
 		if ((uintptr_t)raw[i] < hs_g.self_lo || (uintptr_t)raw[i] >= hs_g.self_hi)

@@ -97,23 +97,38 @@ void hs_unmap(void *p, size_t len)
 		syscall(SYS_munmap, p, len);
 }
 
+/*
+ * Tracer code inside the program's calls opens files, scans the loader's
+ * list, waits: its failures must not show in the program's errno (free()
+ * must leave it alone, and a first allocation from a library whose file
+ * was deleted changed it). The outermost section keeps and restores it.
+ */
 void hs_internal_enter(struct hs_thread *t, sigset_t *old)
 {
 	sigset_t all;
+	int e = errno;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, old);
 	if (t) {
-		t->internal++;
+		if (t->internal++ == 0)
+			t->saved_errno = e;
 		hs_tls_hook = NULL;
 	}
+	errno = e;
 }
 
 void hs_internal_leave(struct hs_thread *t, const sigset_t *old)
 {
-	if (t && --t->internal == 0 && t == hs_tls_thread)
-		hs_tls_hook = t;
+	int e = errno;
+
+	if (t && --t->internal == 0) {
+		e = t->saved_errno;
+		if (t == hs_tls_thread)
+			hs_tls_hook = t;
+	}
 	pthread_sigmask(SIG_SETMASK, old, NULL);
+	errno = e;
 }
 
 /* Appends src to the string in dst (cap bytes in all), cutting it short if needed. */

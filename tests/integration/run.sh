@@ -93,6 +93,8 @@ done
 cc_prog family_vg family.c -DNO_PVALLOC
 cc_prog dlopener dlopener.c -ldl
 cc_prog libdlalloc.so libdlalloc.c -shared -fPIC
+cc_prog liberrnolib.so errnolib.c -shared -fPIC
+cc_prog errnokeep errnokeep.c -ldl
 cc_prog libfailbig.so failbig.c -shared -fPIC
 cc_prog reloader reloader.c -ldl
 cc_prog forkloader forkloader.c -ldl
@@ -540,6 +542,19 @@ if [ $HAVE_HS = 1 ]; then
         ok fds/program-numbers-unchanged
     else
         fail fds/program-numbers-unchanged "fdnum native '$want', traced '$got'; python3 native '$pyw', traced '$pyg'"
+    fi
+    # the tracer's own failures stay out of the program's errno: its first
+    # walk through a library whose file was deleted failed to open it, and
+    # the malloc that made the walk came back with errno ENOENT
+    rm -rf "$W/errnokeep.d" && mkdir -p "$W/errnokeep.d"
+    cp "$P/liberrnolib.so" "$W/errnokeep.d/native.so" && cp "$P/liberrnolib.so" "$W/errnokeep.d/traced.so"
+    want=$(timeout 60 "$P/errnokeep" "$W/errnokeep.d/native.so" 2>&1)
+    got=$(timeout 60 env LD_PRELOAD="$LIB" HEAPSCOPE_OUTPUT="$W/errnokeep.d/e.hst" "$P/errnokeep" "$W/errnokeep.d/traced.so" 2>&1)
+    n=$("$HS" report --json "$W/errnokeep.d/e.hst" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["allocations"])' 2>/dev/null)
+    if [ "$want" = "errno changed 0 times" ] && [ "$got" = "$want" ] && [ "${n:-0}" -ge 1000 ]; then
+        ok errno/kept-across-tracer-failures
+    else
+        fail errno/kept-across-tracer-failures "native '$want', traced '$got', $n allocations recorded (want 1,000 or more)"
     fi
     # the same without the wrapper: the environment's relative path
     rm -rf "$W/wanderenv.d"
