@@ -347,6 +347,13 @@ static void prepare_times(struct hs_filter *f, uint64_t end_ns, uint64_t peak_ns
 				 "give a time within the run, or 'end'", f->time_src[k], time_opt[k], (double)end_ns / 1e9);
 			return;
 		}
+	/* no block outlives the run (one never freed lives until its end) */
+	if ((f->have_time & 1u << HS_FT_LIFE_MIN) && f->t[HS_FT_LIFE_MIN] > end_ns) {
+		f->empty = 1;
+		snprintf(f->warn, sizeof(f->warn),
+			 "duration '%s' of --lifetime-min is longer than the run (%.6f s): no allocation matches; give a "
+			 "shorter one, or a share of the run such as 50%%", f->time_src[HS_FT_LIFE_MIN], (double)end_ns / 1e9);
+	}
 }
 
 void hs_filter_prepare_stream(struct hs_filter *f, uint64_t end_ns)

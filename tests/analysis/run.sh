@@ -537,6 +537,15 @@ if grep -q "time '1000s' of --live-at is past the end of the run" "$W/err"; then
 else
     fail time-past-end-warns "stderr: $(head -c 200 "$W/err")"
 fi
+# a lifetime longer than the run matches nothing: say so (it was a silent empty table)
+"$HS" top "$P" --lifetime-min 1000s >/dev/null 2>"$W/err"
+n=$("$HS" top --json "$P" --lifetime-min 1000s 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"]["calls"])' 2>/dev/null)
+if grep -q "duration '1000s' of --lifetime-min is longer than the run" "$W/err" && [ "$n" = 0 ]; then
+    ok lifetime-longer-than-run-warns
+else
+    fail lifetime-longer-than-run-warns "calls '$n', stderr: $(head -c 200 "$W/err")"
+fi
+
 # 65,536 backtraces, each its own site: memory follows the sites, not the
 # folded trie's nodes (keyed by node, the streaming pass took 475 MB for
 # them, the table path 220 MB; a million such backtraces took 4 GB and 11 s)
