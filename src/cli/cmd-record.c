@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../common/file.h"
 #include "../common/size.h"
 
 static const char usage[] =
@@ -110,6 +111,18 @@ static int followed_trace(const char *path, const char *root, time_t started)
 	return strcmp(path, root) != 0 && stat(path, &st) == 0 && st.st_mtime >= started;
 }
 
+/* A daemon forked by the program may still trace into its file after the program ended: its trace is not whole yet. */
+static int still_written(const char *path)
+{
+	int fd = hs_open_regular(path, NULL), w;
+
+	if (fd < 0)
+		return 0;
+	w = hs_file_being_written(fd);
+	close(fd);
+	return w;
+}
+
 static void report_followed(const char *tmpl, const char *root, time_t started)
 {
 	char pattern[PATH_MAX + 8];
@@ -126,7 +139,7 @@ static void report_followed(const char *tmpl, const char *root, time_t started)
 		fprintf(stderr, "heapscope: %zu more from followed processes:", n);
 		for (size_t i = 0; i < g.gl_pathc && shown < 8; i++)
 			if (followed_trace(g.gl_pathv[i], root, started)) {
-				fprintf(stderr, " '%s'", g.gl_pathv[i]);
+				fprintf(stderr, " '%s'%s", g.gl_pathv[i], still_written(g.gl_pathv[i]) ? " (still running)" : "");
 				shown++;
 			}
 		fprintf(stderr, "%s\n", n > shown ? " ..." : "");

@@ -87,7 +87,7 @@ cc_prog() { # out src [extra flags]
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
     underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
-    wanderer fdnum; do
+    wanderer fdnum daemonchild; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -556,6 +556,18 @@ if [ $HAVE_HS = 1 ]; then
     else
         fail errno/kept-across-tracer-failures "native '$want', traced '$got', $n allocations recorded (want 1,000 or more)"
     fi
+    # a followed child that outlives the program still writes its trace when
+    # record ends: record says so, and the trace is whole once it exits
+    hs_record daemon --follow-fork -o d.hst -- "$P/daemonchild"
+    line=$(grep "more from followed processes" "$W/daemon.err")
+    sleep 2
+    cf=$(ls "$W/daemon.d"/d.hst.* 2>/dev/null | head -n 1)
+    got=$("$HS" report --json "$cf" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["end"], j["allocations"], j["bytes_allocated"])' 2>/dev/null)
+    case $line in
+    *"1 more from followed processes: '${cf##*/}' (still running)") [ "$got" = "exit 1 99" ] && ok fork/daemon-child-still-running ||
+        fail fork/daemon-child-still-running "the child's trace, once it exited: '$got' (want 'exit 1 99')" ;;
+    *) fail fork/daemon-child-still-running "record's line: '$line'" ;;
+    esac
     # the same without the wrapper: the environment's relative path
     rm -rf "$W/wanderenv.d"
     mkdir -p "$W/wanderenv.d/sub"
