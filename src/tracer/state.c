@@ -765,6 +765,7 @@ void hs_init(void)
 		unsetenv("HEAPSCOPE_TEST_RAISE_AT");
 		unsetenv("HEAPSCOPE_TEST_RAISE_FULL");
 		unsetenv("HEAPSCOPE_FOLLOW_FORK");
+		unsetenv("HEAPSCOPE_FOLLOW_EXEC");
 		unsetenv("HEAPSCOPE_CHILD");
 	}
 	if (bad || !out || !*out || start(out) < 0)

@@ -87,7 +87,7 @@ cc_prog() { # out src [extra flags]
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
     underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
-    wanderer fdnum daemonchild; do
+    wanderer fdnum daemonchild execenv; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -568,6 +568,18 @@ if [ $HAVE_HS = 1 ]; then
         fail fork/daemon-child-still-running "the child's trace, once it exited: '$got' (want 'exit 1 99')" ;;
     *) fail fork/daemon-child-still-running "record's line: '$line'" ;;
     esac
+    # what the program hands the programs it runs: without --follow-exec
+    # nothing of ours (HEAPSCOPE_FOLLOW_EXEC=0 was left behind); with it, the
+    # trace's path made absolute
+    hs_record execenv -o ee.hst -- "$P/execenv"
+    ours=$(grep -E '^(HEAPSCOPE_|LD_PRELOAD=)' "$W/execenv.out" | tr '\n' ' ')
+    hs_record execenvf --follow-exec -o ee.hst -- "$P/execenv"
+    out=$(sed -n 's/^HEAPSCOPE_OUTPUT=//p' "$W/execenvf.out")
+    if [ -z "$ours" ] && [ "$out" = "$W/execenvf.d/ee.hst" ] && grep -q '^PATH=' "$W/execenv.out"; then
+        ok exec/child-environment
+    else
+        fail exec/child-environment "without --follow-exec the child got '$ours' (want none of ours); with it HEAPSCOPE_OUTPUT='$out' (want '$W/execenvf.d/ee.hst')"
+    fi
     # the same without the wrapper: the environment's relative path
     rm -rf "$W/wanderenv.d"
     mkdir -p "$W/wanderenv.d/sub"
