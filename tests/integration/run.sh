@@ -572,13 +572,14 @@ if [ $HAVE_HS = 1 ]; then
     # nothing of ours (HEAPSCOPE_FOLLOW_EXEC=0 was left behind); with it, the
     # trace's path made absolute
     hs_record execenv -o ee.hst -- "$P/execenv"
-    ours=$(grep -E '^(HEAPSCOPE_|LD_PRELOAD=)' "$W/execenv.out" | tr '\n' ' ')
+    native execenv "$P/execenv"
+    ours=$(diff <(grep -Ev '^(_|PWD|OLDPWD)=' "$W/execenv.nat.out" | sort) <(grep -Ev '^(_|PWD|OLDPWD)=' "$W/execenv.out" | sort) | grep '^[<>]' | tr '\n' ' ')
     hs_record execenvf --follow-exec -o ee.hst -- "$P/execenv"
     out=$(sed -n 's/^HEAPSCOPE_OUTPUT=//p' "$W/execenvf.out")
     if [ -z "$ours" ] && [ "$out" = "$W/execenvf.d/ee.hst" ] && grep -q '^PATH=' "$W/execenv.out"; then
         ok exec/child-environment
     else
-        fail exec/child-environment "without --follow-exec the child got '$ours' (want none of ours); with it HEAPSCOPE_OUTPUT='$out' (want '$W/execenvf.d/ee.hst')"
+        fail exec/child-environment "without --follow-exec the child's environment differs from an untraced run's: '$ours'; with it HEAPSCOPE_OUTPUT='$out' (want '$W/execenvf.d/ee.hst')"
     fi
     # the same without the wrapper: the environment's relative path
     rm -rf "$W/wanderenv.d"
