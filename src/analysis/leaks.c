@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const char *const hs_leaks_verdict_names[HS_LEAK_VERDICTS] = {
 	"leak: growing", "freed at exit", "rare leak", "bounded", "growing container", "ok", "temporary",
 };
@@ -174,9 +173,8 @@ static void series(struct hs_leaks_site *s, const double *diff, float *out)
 static int all_series(struct hs_leaks *lk, struct hs_keyed *sites, double *const *diff)
 {
 	static const float zeros[HS_LEAKS_BUCKETS];
-	size_t n = 0;
-
 	struct hs_leaks_site *v = sites->v;
+	size_t n = 0;
 
 	for (uint32_t i = 0; i < sites->n; i++)
 		n += v[i].kept_count > 0;
@@ -198,14 +196,13 @@ static int fill_series(struct hs_leaks *lk, const struct hs_alloctab *t, struct 
 {
 	uint32_t last_stack = UINT32_MAX, idx = 0;
 	double **diff = calloc(sites->n ? sites->n : 1, sizeof(*diff));
+	struct hs_leaks_site *v = sites->v;
 	int all = hs_filter_passes_all(f), rc = 0, any = 0;
 	struct buckets bk;
 
 	if (!diff)
 		return -ENOMEM;
 	buckets_init(&bk, t->end_ns);
-	struct hs_leaks_site *v = sites->v;
-
 	for (uint32_t i = 0; i < sites->n && !any; i++)
 		any = v[i].kept_count > 0;
 	for (uint64_t i = 0; any && i < t->n; i++) {
@@ -399,12 +396,19 @@ int hs_leaks_sink(void *arg, const struct hs_fate *fates, size_t n)
 	return 0;
 }
 
+/* The stack's figures if its allocations count (the filter's conditions on stacks hold), else NULL. */
+static struct per_stack *counted_stack(const struct hs_leaks_stream *ls, uint32_t id)
+{
+	struct per_stack *p = ls->stacks[id];
+
+	return p && (!ls->f->stack_ok || hs_filter_stack(ls->f, id)) ? p : NULL;
+}
+
 int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, const struct hs_alloctab *t,
 			   struct hs_stacks *st)
 {
 	struct hs_keyed sites;
 	double **diff = NULL;
-	uint32_t diff_cap = 0;
 	int rc;
 
 	memset(lk, 0, sizeof(*lk));
@@ -414,10 +418,9 @@ int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, cons
 	if ((rc = hs_filter_prepare(ls->f, t, st)) < 0)
 		goto out;
 	for (uint32_t id = 0; id < ls->nstacks; id++) {
-		struct per_stack *p = ls->stacks[id];
+		struct per_stack *p = counted_stack(ls, id);
 		struct hs_leaks_site *s, *q;
-		uint32_t i;
-		if (!p || (ls->f->stack_ok && !hs_filter_stack(ls->f, id)))
+		if (!p)
 			continue;
 		q = &p->s;
 		if (!(s = site_of(&sites, hs_stacks_key(st, id), q->stack, q->first))) {
@@ -440,24 +443,19 @@ int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, cons
 		s->reallocs_grown += q->reallocs_grown;
 		s->chain_ends_kept += q->chain_ends_kept;
 		lk->records += p->records;
-		if (!p->diff)
+	}
+	/* the sites are all known now: their difference arrays, each the first stack's own, the others added */
+	if (!(diff = calloc(sites.n ? sites.n : 1, sizeof(*diff)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t id = 0; id < ls->nstacks; id++) {
+		struct per_stack *p = counted_stack(ls, id);
+		uint32_t i;
+		if (!p || !p->diff)
 			continue;
-		i = (uint32_t)(s - (struct hs_leaks_site *)sites.v);
-		if (i >= diff_cap) {
-			uint32_t cap = diff_cap ? diff_cap : 256;
-			double **n;
-			while (cap <= i)
-				cap *= 2;
-			if (!(n = realloc(diff, (size_t)cap * sizeof(*n)))) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			memset(n + diff_cap, 0, (size_t)(cap - diff_cap) * sizeof(*n));
-			diff = n;
-			diff_cap = cap;
-		}
+		i = hs_keyed_find(&sites, hs_stacks_key(st, id));
 		if (!diff[i]) {
-			/* the stack's own array becomes the site's */
 			diff[i] = p->diff;
 			p->diff = NULL;
 		} else {
@@ -465,23 +463,13 @@ int hs_leaks_stream_finish(struct hs_leaks_stream *ls, struct hs_leaks *lk, cons
 				diff[i][b] += p->diff[b];
 		}
 	}
-	if (diff_cap < sites.n) {
-		double **n = realloc(diff, (size_t)(sites.n ? sites.n : 1) * sizeof(*n));
-		if (!n) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		memset(n + diff_cap, 0, (size_t)(sites.n - diff_cap) * sizeof(*n));
-		diff = n;
-		diff_cap = sites.n;
-	}
 	if ((rc = all_series(lk, &sites, diff)) < 0) {
 		hs_leaks_free(lk);
 		goto out;
 	}
 	judge(lk, &sites);
 out:
-	for (uint32_t i = 0; i < diff_cap; i++)
+	for (uint32_t i = 0; diff && i < sites.n; i++)
 		free(diff[i]);
 	free(diff);
 	hs_keyed_free(&sites);

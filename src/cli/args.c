@@ -91,7 +91,7 @@ static int one(struct hs_cli_args *a, int argc, char **argv, int *i)
 		if (a->want == 1)
 			return hs_die("%s takes one trace, got '%s' and '%s'; run it once per trace (a followed "
 				      "process writes a file of its own)", a->cmd, a->paths[0], s);
-		return hs_die("%s takes two traces, got a third: '%s'", a->cmd, s);
+		return hs_die("%s takes %stwo traces, got a third: '%s'", a->cmd, a->optional ? "at most " : "", s);
 	}
 	a->paths[a->npaths++] = s;
 	return 0;
@@ -103,7 +103,7 @@ int hs_cli_args_parse(struct hs_cli_args *a, int argc, char **argv)
 
 	for (int i = 1; i < argc && !rc && !a->help; i++)
 		rc = one(a, argc, argv, &i);
-	if (!rc && !a->help && a->npaths < a->want) {
+	if (!rc && !a->help && a->npaths < a->want - a->optional) {
 		fputs(a->usage, stderr);
 		rc = 2;
 	}

@@ -105,6 +105,7 @@ struct hs_cli_args {
 	int (*take)(void *ctx, const char *opt, const char *value);   /* 0, or 1 after printing why not */
 	void *ctx;
 	int want;                 /* traces the command takes */
+	int optional;             /* of those, how many may be left out (view: the second) */
 	const char *paths[2];
 	int npaths;
 	int help;                 /* --help printed the usage: exit 0 */

@@ -56,20 +56,6 @@ static int take(void *arg, const char *opt, const char *v)
 	return 0;
 }
 
-/* view takes one trace or two, and the shared parser wants an exact number: count them first. */
-static int count_traces(int argc, char **argv)
-{
-	int n = 0;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--port") || !strcmp(argv[i], "--host") || !strcmp(argv[i], "--binaries"))
-			i++;
-		else if (argv[i][0] != '-' || !argv[i][1])
-			n++;
-	}
-	return n;
-}
-
 static void on_progress(void *arg, uint64_t offset)
 {
 	struct loader *L = arg;
@@ -136,7 +122,7 @@ int hs_cmd_view(int argc, char **argv)
 	static const char *const valued[] = { "--port", "--host", NULL };
 	struct opts o = { .port = -1 };
 	struct hs_cli_args args = { .cmd = "view", .usage = usage, .valued = valued, .take = take, .ctx = &o,
-				    .want = count_traces(argc, argv) >= 2 ? 2 : 1 };
+				    .want = 2, .optional = 1 };
 	const char *host = NULL, *delay;
 	struct loader L;
 	struct hs_api api;

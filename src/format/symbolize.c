@@ -62,9 +62,8 @@ struct symtab {
 	size_t nbounds;
 };
 
-/* A module whose frames could not be named, and why (enum hs_module_problem). */
-struct problem {
-	size_t mod;              /* index in r->mods */
+/* Per module: why its frames cannot be named (enum hs_module_problem, 0: they can), and how many asked. */
+struct unnamed {
 	int why;
 	uint64_t addresses;      /* distinct ones resolved in it */
 };
@@ -90,10 +89,8 @@ struct hs_symbols {
 	size_t nframes, frames_cap;
 	char **strings;             /* owned strings, freed with the reader */
 	size_t nstrings, strings_cap;
-	struct problem *problems;
-	size_t nproblems, problems_cap;
-	int *mod_problem;           /* per module index: 1 + its problem's index, 0 none */
-	size_t mod_problem_cap;
+	struct unnamed *unnamed;    /* by module index */
+	size_t unnamed_cap;
 	struct by_id *ids;
 	size_t nids, ids_cap;
 	int ids_built;
@@ -183,8 +180,7 @@ void hs_symbols_free(struct hs_reader *r)
 	free(s->map);
 	free(s->frames);
 	free(s->debuginfo_path);
-	free(s->problems);
-	free(s->mod_problem);
+	free(s->unnamed);
 	for (size_t i = 0; i < s->nids; i++)
 		free(s->ids[i].path);
 	free(s->ids);
@@ -341,29 +337,20 @@ out:
 }
 
 /* Module index k's frames go unnamed, for why; a memory shortage only loses the report of it. */
-static void note_problem(struct hs_symbols *s, size_t k, int why)
+static void note_unnamed(struct hs_symbols *s, size_t k, int why)
 {
-	if (k >= s->mod_problem_cap) {
-		size_t cap = s->mod_problem_cap ? s->mod_problem_cap : 64;
-		int *v;
+	if (k >= s->unnamed_cap) {
+		size_t cap = s->unnamed_cap ? s->unnamed_cap : 64;
+		struct unnamed *v;
 		while (cap <= k)
 			cap *= 2;
-		if (!(v = realloc(s->mod_problem, cap * sizeof(*v))))
+		if (!(v = realloc(s->unnamed, cap * sizeof(*v))))
 			return;
-		memset(v + s->mod_problem_cap, 0, (cap - s->mod_problem_cap) * sizeof(*v));
-		s->mod_problem = v;
-		s->mod_problem_cap = cap;
+		memset(v + s->unnamed_cap, 0, (cap - s->unnamed_cap) * sizeof(*v));
+		s->unnamed = v;
+		s->unnamed_cap = cap;
 	}
-	if (s->nproblems == s->problems_cap) {
-		size_t cap = s->problems_cap ? 2 * s->problems_cap : 16;
-		struct problem *v = realloc(s->problems, cap * sizeof(*v));
-		if (!v)
-			return;
-		s->problems = v;
-		s->problems_cap = cap;
-	}
-	s->problems[s->nproblems] = (struct problem){ .mod = k, .why = why };
-	s->mod_problem[k] = (int)++s->nproblems;
+	s->unnamed[k].why = why;
 }
 
 int hs_reader_set_binary_dirs(struct hs_reader *r, const char *dirs)
@@ -385,12 +372,12 @@ int hs_reader_unnamed_module(struct hs_reader *r, size_t i, const char **path, e
 	struct hs_symbols *s = r->sym;
 	size_t n = 0;
 
-	for (size_t k = 0; s && k < s->nproblems; k++) {
-		if (!s->problems[k].addresses || n++ != i)
+	for (size_t k = 0; s && k < s->unnamed_cap; k++) {
+		if (!s->unnamed[k].addresses || n++ != i)
 			continue;
-		*path = r->mods[s->problems[k].mod]->path;
-		*why = (enum hs_module_problem)s->problems[k].why;
-		*addresses = s->problems[k].addresses;
+		*path = r->mods[k]->path;
+		*why = (enum hs_module_problem)s->unnamed[k].why;
+		*addresses = s->unnamed[k].addresses;
 		return 1;
 	}
 	return 0;
@@ -427,7 +414,7 @@ static int report_modules(struct hs_reader *r)
 			continue;
 		/* a rebuilt binary would give wrong lines: only the build that ran is taken (a FIFO never: no hang) */
 		if ((fd = open_module(r, m, &file, found, &why)) < 0) {
-			note_problem(s, s->reported, why);
+			note_unnamed(s, s->reported, why);
 			continue;
 		}
 		mod = dwfl_report_elf(s->dwfl, m->path, file, fd, m->base, false);
@@ -775,8 +762,8 @@ static int resolve(struct hs_reader *r, uint64_t ret, struct hs_frame *out, int 
 
 	out[0] = (struct hs_frame){ .address = ret, .module = m ? m->path : NULL, .module_address = m ? ret - m->base : 0 };
 	/* the module that holds pc was not reported: if its file could not be, the frames it leaves unnamed are counted */
-	if (m && mk < s->mod_problem_cap && s->mod_problem[mk]) {
-		s->problems[s->mod_problem[mk] - 1].addresses++;
+	if (m && mk < s->unnamed_cap && s->unnamed[mk].why) {
+		s->unnamed[mk].addresses++;
 		return 1;
 	}
 	if (!mod)

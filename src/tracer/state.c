@@ -604,6 +604,8 @@ static void check_malloc_is_ours(void)
  * The template, made absolute from the working directory at the start: a
  * program that changes directory before it forks or execs had its followed
  * children's traces written there, where `record` did not look for them.
+ * The writer reopens the file by this path too, should the program take its
+ * descriptor.
  */
 static int absolute_output(const char *path)
 {

@@ -302,18 +302,6 @@ int hs_writer_open(void)
 		file_dev = st.st_dev;
 		file_ino = st.st_ino;
 	}
-	/* an absolute path survives a chdir should we have to reopen */
-	if (file_path[0] != '/') {
-		char cwd[4096];
-		if (syscall(SYS_getcwd, cwd, sizeof(cwd)) > 0) {
-			char rel[4096];
-			memcpy(rel, file_path, sizeof(rel));
-			file_path[0] = 0;
-			hs_strlcat(file_path, cwd, sizeof(file_path));
-			hs_strlcat(file_path, "/", sizeof(file_path));
-			hs_strlcat(file_path, rel, sizeof(file_path));
-		}
-	}
 	atomic_store(&disabled_why, NULL);
 	disabled_done = 0;
 	rss_last = UINT64_MAX;

@@ -128,7 +128,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, int status, st
  * suits every kind of body, and a header's value may hold neither line
  * breaks nor (portably) anything but ASCII.
  */
-static void add_warning(struct MHD_Response *res, const char *w)
+static void warning_header(struct MHD_Response *res, const char *w)
 {
 	static const char keep[] = "-_.!~*'()";
 	size_t n = strlen(w);
@@ -167,7 +167,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct hs_api_rep
 	}
 	reply->body = NULL;
 	if (warning)
-		add_warning(res, warning);
+		warning_header(res, warning);
 	free(warning);
 	return send_response(conn, reply->status, res, reply->type ? reply->type : "application/json");
 }
