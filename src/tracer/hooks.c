@@ -51,6 +51,7 @@ static struct {
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
 	void (*_exit)(int) __attribute__((noreturn));
 	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
 			   char *const[], char *const[]);
@@ -97,6 +98,25 @@ static int is_boot(const void *p)
 	return (uintptr_t)p - (uintptr_t)boot_buf < sizeof(boot_buf);
 }
 
+/* The kernel's system call, as glibc's syscall() makes it: -1 and errno on failure */
+static long raw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	if ((unsigned long)r > -4096ul) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 #define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
 
 __attribute__((noinline)) static void resolve(void)
@@ -122,6 +142,7 @@ __attribute__((noinline)) static void resolve(void)
 	RESOLVE(execve);
 	RESOLVE(execvpe);
 	RESOLVE(fexecve);
+	RESOLVE(execveat);
 	RESOLVE(_exit);
 	RESOLVE(posix_spawn);
 	RESOLVE(posix_spawnp);
@@ -133,7 +154,7 @@ __attribute__((noinline)) static void resolve(void)
 	RESOLVE(__longjmp_chk);
 	if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
 		hs_log("cannot find the real malloc; aborting", NULL, NULL);
-		syscall(SYS_exit_group, 127);
+		raw_syscall(SYS_exit_group, 127, 0, 0, 0, 0, 0);
 	}
 	hs_init();
 }
@@ -1545,7 +1566,7 @@ static void exec_in_vfork_child(void)
 HS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	if (!ensure_ready() || !real.execve)
-		return (int)syscall(SYS_execve, path, argv, envp);
+		return (int)raw_syscall(SYS_execve, (long)path, (long)argv, (long)envp, 0, 0, 0);
 	exec_in_vfork_child();
 	WITH_CHILD_ENV(envp, real.execve(path, argv, envp));
 }
@@ -1595,6 +1616,15 @@ static int spawn(spawn_fn fn, pid_t *pid, const char *path, const posix_spawn_fi
 	if (rc == 0)
 		count_untraced_child();
 	return rc;
+}
+
+/* glibc 2.34 and later; where the library has none, the system call itself */
+HS_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	if (!ensure_ready() || !real.execveat)
+		return (int)raw_syscall(SYS_execveat, dirfd, (long)path, (long)argv, (long)envp, flags, 0);
+	exec_in_vfork_child();
+	WITH_CHILD_ENV(envp, real.execveat(dirfd, path, argv, envp, flags));
 }
 
 HS_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
@@ -1692,13 +1722,42 @@ HS_EXPORT void _exit(int status)
 	hs_flush_before_exit(HS_END_UNDERSCORE_EXIT);
 	if (real._exit)
 		real._exit(status);
-	syscall(SYS_exit_group, status);
+	raw_syscall(SYS_exit_group, status, 0, 0, 0, 0, 0);
 	__builtin_unreachable();
 }
 
 HS_EXPORT void _Exit(int status)
 {
 	_exit(status);
+}
+
+/*
+ * syscall(): the ways out of the image that skip libc's wrappers. A
+ * program that ended with syscall(SYS_exit_group) lost every event since
+ * the writer's last chunk (all of a short run's), and one that exec'd so
+ * lost them too, its child untraced under --follow-exec. Every other
+ * number goes straight to the kernel, as glibc's syscall() does: the
+ * tracer's own calls of it come here as well, before anything is resolved.
+ */
+HS_EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6];
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (nr) {
+	case SYS_exit_group:
+		_exit((int)a[0]);
+	case SYS_execve:
+		return execve((const char *)a[0], (char *const *)a[1], (char *const *)a[2]);
+	case SYS_execveat:
+		return execveat((int)a[0], (const char *)a[1], (char *const *)a[2], (char *const *)a[3], (int)a[4]);
+	default:
+		return raw_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
 }
 
 /*
@@ -1941,7 +2000,7 @@ static void jump_out(struct __jmp_buf_tag *env)
 		ensure_ready();                                                    \
 		jump_out(env);                                                     \
 		if (!real.name)                                                    \
-			syscall(SYS_exit_group, 127);                              \
+			raw_syscall(SYS_exit_group, 127, 0, 0, 0, 0, 0);           \
 		real.name(env, val);                                               \
 	}
 

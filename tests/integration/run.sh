@@ -631,6 +631,19 @@ if [ $HAVE_HS = 1 ]; then
     # that owned them is gone)
     check_figs exec/follow-execer exec-e "${fe:-$W/exec.d/none}" $($U fig "$W/exec.out" "execer: " 2>/dev/null || echo - - - - -)
     check_figs exec/follow-target exec-b "${fb:-$W/exec.d/none}" $($U fig "$W/exec.out" 2>/dev/null || echo - - - - -)
+    # exec that skips libc's execve: syscall(SYS_execve), and execveat
+    for via in syscall execveat; do
+        mkdir -p "$W/execvia-$via.d"
+        (cd "$W/execvia-$via.d" && EXECER_VIA=$via timeout 120 "$HS" record --follow-exec -- "$P/execer" "$P/basic") \
+            >"$W/execvia-$via.out" 2>"$W/execvia-$via.err" </dev/null
+        ev="" bv=""
+        for f in "$W/execvia-$via.d"/*.hst; do
+            [ -f "$f" ] || continue
+            case $(basename "$f") in heapscope.execer.*) ev=$f ;; heapscope.basic.*) bv=$f ;; esac
+        done
+        check_figs exec/via-$via-execer execvia-$via-e "${ev:-$W/none}" $($U fig "$W/execvia-$via.out" "execer: " 2>/dev/null || echo - - - - -)
+        check_figs exec/via-$via-target execvia-$via-b "${bv:-$W/none}" $($U fig "$W/execvia-$via.out" 2>/dev/null || echo - - - - -)
+    done
     # default naming after exec: the new image's file is named after the new exe
     if [ -n "$fb" ] && [[ $(basename "$fb") =~ ^heapscope\.basic\.[0-9]+\.hst$ ]]; then ok exec/follow-default-name
     else fail exec/follow-default-name "expected the exec'd image's trace to be heapscope.basic.<pid>.hst, got: $(ls "$W/exec.d" | tr '\n' ' ')"; fi
@@ -668,6 +681,12 @@ if [ $HAVE_HS = 1 ]; then
     # (registered first, so run last) flushed it
     hs_record qexit -o "$W/qexit.hst" -- "$P/underscore_exit" quick
     check_figs quick_exit qexit "$W/qexit.hst" 9 3 1124 6 740
+    # syscall(SYS_exit_group): libc's exit and _exit both skipped; every
+    # event of this short run came after the writer's last chunk
+    hs_record sexit -o "$W/sexit.hst" -- "$P/underscore_exit" syscall
+    check_figs exit_group/syscall sexit "$W/sexit.hst" 9 3 1124 6 740
+    if [ "$($U get "$W/sexit.json" end 2>/dev/null)" = _exit ]; then ok exit_group/syscall-clean-end
+    else fail exit_group/syscall-clean-end "end '$($U get "$W/sexit.json" end 2>/dev/null)', expected _exit"; fi
 
     # kill -9 mid-run (env interface, so the pid killed is the program's)
     mkdir -p "$W/kill.d"
@@ -721,7 +740,9 @@ else
     for c in figures/family fork/parent fork/child fork/child-identity fork/no-follow-one-file \
         fork/no-follow-parent fork/env-percent-p exec/follow-two-files exec/follow-execer \
         exec/follow-target exec/follow-default-name exec/no-follow-one-file exec/no-follow-target-runs exec/no-follow-execer \
-        closefds/figures closefds/data-file-intact exit_thread underscore_exit sigkill sigkill/not-being-written \
+        exec/via-syscall-execer exec/via-syscall-target exec/via-execveat-execer exec/via-execveat-target \
+        closefds/figures closefds/data-file-intact exit_thread underscore_exit exit_group/syscall exit_group/syscall-clean-end \
+        sigkill sigkill/not-being-written \
         live/being-written live/viewer-running live/leaks-once; do
         fail $c "$HS_MISSING"
     done
