@@ -184,7 +184,10 @@ static const char *shell_word(const char *path, char *buf, size_t n)
 }
 
 /* Tells where the root process's trace went; %e was the traced program's own name. */
-static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t started, int exec_failed, int followed)
+enum { FOLLOW_FORK = 1, FOLLOW_EXEC = 2 };
+
+/* follow: FOLLOW_* given */
+static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t started, int exec_failed, int follow)
 {
 	char pattern[PATH_MAX], root[PATH_MAX], pids[16], word[4 * PATH_MAX + 3];
 	glob_t g = { 0 };
@@ -216,11 +219,20 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 			"setuid (the tracer cannot be preloaded into it)\n", root);
 	/* a daemon's parent exits at once: say where the work went */
 	if (have && S_ISREG(st.st_mode) && st.st_mtime >= started &&
-	    hs_reader_end_info(root, &end_ns, &children) == 0 && children)
-		fprintf(stderr, "heapscope: the program started %llu child %s that %s not traced; --follow-fork traces "
-				"forked children and --follow-exec the programs they run, each in its own file\n",
+	    hs_reader_end_info(root, &end_ns, &children) == 0 && children) {
+		fprintf(stderr, "heapscope: the program started %llu child %s that %s not traced; ",
 			(unsigned long long)children, children == 1 ? "process" : "processes", children == 1 ? "was" : "were");
-	if (followed)
+		if (follow == (FOLLOW_FORK | FOLLOW_EXEC))
+			fprintf(stderr, "the program had cleared the tracer's variables from its environment before "
+					"system() or popen() started %s\n", children == 1 ? "it" : "them");
+		else if (follow == FOLLOW_EXEC)
+			fprintf(stderr, "--follow-fork traces forked children, each in its own file (and commands that "
+					"system() or popen() ran after the program cleared its environment go untraced)\n");
+		else
+			fprintf(stderr, "--follow-fork traces forked children and --follow-exec the programs they run, "
+					"each in its own file\n");
+	}
+	if (follow)
 		report_followed(tmpl, root, started);
 }
 
@@ -356,7 +368,8 @@ int hs_cmd_record(int argc, char **argv)
 		if (errno != EINTR)
 			return hs_die("waitpid: %s", strerror(errno));
 	}
-	report_path(output, pid, exe, started, WIFEXITED(status) && WEXITSTATUS(status) == 127, follow_fork || follow_exec);
+	report_path(output, pid, exe, started, WIFEXITED(status) && WEXITSTATUS(status) == 127,
+		    (follow_fork ? FOLLOW_FORK : 0) | (follow_exec ? FOLLOW_EXEC : 0));
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

@@ -1432,13 +1432,10 @@ extern char **environ;
  */
 static char **child_env(char *const envp[], char **buf, size_t cap, char *preload, size_t plen)
 {
-	static const char *const vars[] = { "HEAPSCOPE_OUTPUT", "HEAPSCOPE_SAMPLE", "HEAPSCOPE_FOLLOW_FORK",
-					    "HEAPSCOPE_FOLLOW_EXEC", "HEAPSCOPE_TIME_RESOLUTION", "HEAPSCOPE_UNWIND" };
-	enum { NVARS = sizeof(vars) / sizeof(vars[0]) };
 	size_t n = 0;
 	const char *self = hs_self_path();
 	const char *old_preload = NULL;
-	int has[NVARS] = { 0 };
+	int has[HS_FOLLOW_VARS] = { 0 };
 
 	for (size_t i = 0; envp && envp[i] && n < cap - 8; i++) {
 		if (!strncmp(envp[i], "HEAPSCOPE_CHILD=", 16))
@@ -1447,18 +1444,16 @@ static char **child_env(char *const envp[], char **buf, size_t cap, char *preloa
 			old_preload = envp[i] + 11;
 			continue;
 		}
-		for (int k = 0; k < NVARS; k++) {
-			size_t l = strlen(vars[k]);
-			has[k] |= !strncmp(envp[i], vars[k], l) && envp[i][l] == '=';
+		for (unsigned k = 0; k < HS_FOLLOW_VARS; k++) {
+			size_t l = strlen(hs_follow_vars[k]);
+			has[k] |= !strncmp(envp[i], hs_follow_vars[k], l) && envp[i][l] == '=';
 		}
 		buf[n++] = envp[i];
 	}
-	for (int k = 0; k < NVARS; k++) {
-		/* getenv returns the value inside the NAME=value string of environ */
-		char *v = has[k] ? NULL : getenv(vars[k]);
-		if (v)
-			buf[n++] = v - strlen(vars[k]) - 1;
-	}
+	/* the program's own values stand; ours, as at the start, fill in what it cleared */
+	for (unsigned k = 0; k < HS_FOLLOW_VARS; k++)
+		if (!has[k] && hs_follow_env(k))
+			buf[n++] = (char *)hs_follow_env(k);
 	preload[0] = 0;
 	hs_strlcat(preload, "LD_PRELOAD=", plen);
 	if (!old_preload || !strstr(old_preload, self)) {
@@ -1557,6 +1552,22 @@ static void count_untraced_child(void)
 		atomic_fetch_add(&hs_g.untraced_children, 1);
 }
 
+/*
+ * system() and popen() start their shell with environ as it is now, which
+ * we cannot change under the program's other threads: one whose program
+ * cleared its environment runs untraced even with follow-exec, and is
+ * counted so.
+ */
+static void count_shell_child(void)
+{
+	const char *pre = getenv("LD_PRELOAD"), *out = getenv("HEAPSCOPE_OUTPUT");
+
+	if (atomic_load(&hs_g.state) != HS_ACTIVE)
+		return;
+	if (!hs_g.cfg.follow_exec || !pre || !strstr(pre, hs_self_path()) || !out || !*out)
+		atomic_fetch_add(&hs_g.untraced_children, 1);
+}
+
 static void exec_in_vfork_child(void)
 {
 	if (getpid() != hs_g.pid)
@@ -1650,7 +1661,7 @@ HS_EXPORT int system(const char *command)
 	rc = real.system(command);
 	/* system(NULL) only asks whether there is a shell; -1: no child was started */
 	if (command && rc != -1)
-		count_untraced_child();
+		count_shell_child();
 	return rc;
 }
 
@@ -1664,7 +1675,7 @@ HS_EXPORT FILE *popen(const char *command, const char *type)
 	}
 	f = real.popen(command, type);
 	if (f)
-		count_untraced_child();
+		count_shell_child();
 	return f;
 }
 

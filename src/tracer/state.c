@@ -721,6 +721,36 @@ static int configure(const char *out)
 	return rc;
 }
 
+const char *const hs_follow_vars[HS_FOLLOW_VARS] = { "HEAPSCOPE_OUTPUT", "HEAPSCOPE_SAMPLE", "HEAPSCOPE_FOLLOW_FORK",
+						     "HEAPSCOPE_FOLLOW_EXEC", "HEAPSCOPE_TIME_RESOLUTION", "HEAPSCOPE_UNWIND" };
+static char follow_buf[2 * 4096];
+static const char *follow_env[HS_FOLLOW_VARS];
+
+/* copies, not environ's pointers: a program may hand its environment's strings to putenv and change them */
+static void follow_env_save(void)
+{
+	size_t used = 0;
+
+	for (unsigned k = 0; k < HS_FOLLOW_VARS; k++) {
+		const char *v = getenv(hs_follow_vars[k]);
+		size_t nl = strlen(hs_follow_vars[k]), vl = v ? strlen(v) : 0;
+
+		follow_env[k] = NULL;
+		if (!v || used + nl + vl + 2 > sizeof(follow_buf))
+			continue;
+		memcpy(follow_buf + used, hs_follow_vars[k], nl);
+		follow_buf[used + nl] = '=';
+		memcpy(follow_buf + used + nl + 1, v, vl + 1);
+		follow_env[k] = follow_buf + used;
+		used += nl + vl + 2;
+	}
+}
+
+const char *hs_follow_env(unsigned k)
+{
+	return k < HS_FOLLOW_VARS ? follow_env[k] : NULL;
+}
+
 /* First call into any hook, or our constructor, whichever comes first. */
 void hs_init(void)
 {
@@ -754,6 +784,8 @@ void hs_init(void)
 	if (!bad && hs_g.cfg.follow_exec && out && out[0] && out[0] != '/' && absolute_output(out) == 0 &&
 	    setenv("HEAPSCOPE_OUTPUT", hs_g.cfg.output, 1) == 0)
 		out = getenv("HEAPSCOPE_OUTPUT");
+	if (hs_g.cfg.follow_exec)
+		follow_env_save();
 	if (!hs_g.cfg.follow_exec) {
 		strip_preload();
 		unsetenv("HEAPSCOPE_OUTPUT");

@@ -404,4 +404,15 @@ void hs_unmap(void *p, size_t len);
 pid_t hs_gettid(void);
 void hs_strlcat(char *dst, const char *src, size_t cap);
 
+/*
+ * state.c: the variables a followed exec carries to the new image, kept as
+ * they were once tracing was configured: a program that clears its
+ * environment (env -i, a daemon's clean slate) before it execs must not
+ * take the programs it runs out of the trace. hs_follow_env(k) is
+ * hs_follow_vars[k]'s "NAME=value", NULL when it was unset.
+ */
+#define HS_FOLLOW_VARS 6
+extern const char *const hs_follow_vars[HS_FOLLOW_VARS];
+const char *hs_follow_env(unsigned k);
+
 #endif

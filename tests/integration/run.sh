@@ -87,7 +87,7 @@ cc_prog() { # out src [extra flags]
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
     underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
-    wanderer fdnum daemonchild execenv; do
+    wanderer fdnum daemonchild execenv clearenv_exec; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -631,6 +631,20 @@ if [ $HAVE_HS = 1 ]; then
     # that owned them is gone)
     check_figs exec/follow-execer exec-e "${fe:-$W/exec.d/none}" $($U fig "$W/exec.out" "execer: " 2>/dev/null || echo - - - - -)
     check_figs exec/follow-target exec-b "${fb:-$W/exec.d/none}" $($U fig "$W/exec.out" 2>/dev/null || echo - - - - -)
+    # a program that clears its environment (env -i, a daemon) and execs:
+    # the program it runs is followed all the same
+    hs_record execclr --follow-exec -- "$P/clearenv_exec" exec "$P/basic"
+    cf=""
+    for f in "$W/execclr.d"/heapscope.basic.*.hst; do [ -f "$f" ] && cf=$f; done
+    check_figs exec/follow-after-clearenv execclr-b "${cf:-$W/none}" $($U fig "$W/execclr.out" 2>/dev/null || echo - - - - -)
+    # system() after clearenv cannot be followed (the shell gets environ as
+    # it is): record says why, not that --follow-exec was missing
+    hs_record sysclr --follow-exec --follow-fork -- "$P/clearenv_exec" system "exit 0"
+    if [ "$(cat "$W/sysclr.rc")" = 0 ] && [ "$(ls "$W/sysclr.d" | grep -c '\.hst')" = 1 ] &&
+        grep -q "1 child process that was not traced; the program had cleared the tracer's variables" "$W/sysclr.err"; then
+        ok exec/system-after-clearenv-said
+    else fail exec/system-after-clearenv-said "rc $(cat "$W/sysclr.rc"), traces: $(ls "$W/sysclr.d" | tr '\n' ' '), stderr: $(tail -n 1 "$W/sysclr.err")"; fi
+
     # exec that skips libc's execve: syscall(SYS_execve), and execveat
     for via in syscall execveat; do
         mkdir -p "$W/execvia-$via.d"
@@ -741,6 +755,7 @@ else
         fork/no-follow-parent fork/env-percent-p exec/follow-two-files exec/follow-execer \
         exec/follow-target exec/follow-default-name exec/no-follow-one-file exec/no-follow-target-runs exec/no-follow-execer \
         exec/via-syscall-execer exec/via-syscall-target exec/via-execveat-execer exec/via-execveat-target \
+        exec/follow-after-clearenv exec/system-after-clearenv-said \
         closefds/figures closefds/data-file-intact exit_thread underscore_exit exit_group/syscall exit_group/syscall-clean-end \
         sigkill sigkill/not-being-written \
         live/being-written live/viewer-running live/leaks-once; do
