@@ -1314,6 +1314,31 @@ export PYTHONHASHSEED=0 PYTHONMALLOC=malloc
 ht_check python /dev/null /usr/bin/python3 -c "$PYPROG"
 unset PYTHONHASHSEED PYTHONMALLOC
 
+# Names without DWARF: symbolize.c answers from its own sorted tables what
+# libdw's dwfl_module_addrinfo answers by scanning the whole symbol table
+# (python3's 12,000 symbols, clang's libLLVM's 45,000, at each address).
+# HEAPSCOPE_TEST_LIBDW_NAMES=1 asks libdw for every such name: the two must
+# agree frame for frame, on Debian's stripped binaries and on a function
+# written in assembly without a size, which only libdw's fallback names
+if [ $HAVE_HS = 1 ]; then
+    if gcc -O1 -fno-omit-frame-pointer -o "$P/asmlabel" "$T/progs/asmlabel.c" 2>"$W/asmlabel.cc"; then
+        hs_record asmlabel -o "$W/asmlabel.hst" -- "$P/asmlabel"
+    fi
+    for t in sqlite3 python asmlabel; do
+        case $t in asmlabel) f=$W/asmlabel.hst ;; *) f=$W/hs-$t.hst ;; esac
+        if [ ! -s "$f" ]; then fail symbols/names-as-libdw-$t "no trace $f"; continue; fi
+        timeout 120 "$HS" flame --folded --weight count "$f" -o "$W/names-$t.ours" 2>"$W/names-$t.err"
+        HEAPSCOPE_TEST_LIBDW_NAMES=1 timeout 300 "$HS" flame --folded --weight count "$f" -o "$W/names-$t.libdw" 2>>"$W/names-$t.err"
+        if [ -s "$W/names-$t.ours" ] && cmp -s "$W/names-$t.ours" "$W/names-$t.libdw"; then ok symbols/names-as-libdw-$t
+        else fail symbols/names-as-libdw-$t "$(diff "$W/names-$t.ours" "$W/names-$t.libdw" 2>&1 | head -n 4 | tr '\n' '|')"; fi
+    done
+    got=$(sort "$W/names-asmlabel.ours" 2>/dev/null | tr '\n' '|')
+    if [ "$got" = "main;asm_sizeless_alloc 100|main;sized_static 100|" ]; then ok symbols/sizeless-symbol-named
+    else fail symbols/sizeless-symbol-named "folded stacks '$got'"; fi
+else
+    fail symbols/names-as-libdw "$HS_MISSING"
+fi
+
 # ------------------------------------------------------------ sampled mode
 if [ $HAVE_HS = 1 ]; then
     hs_record sampled --sample 512K -o "$W/sampled.hst" -- "$P/sampled"
