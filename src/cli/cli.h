@@ -30,6 +30,7 @@ struct hs_cli_progress {
 	const char *path;
 	uint64_t size;
 	double start;
+	double after;       /* seconds before the line shows: 1, HEAPSCOPE_TEST_PROGRESS_AFTER in tests */
 	int shown;
 };
 /* The callback for a pass over path (NULL when stderr is no terminal), with p as its argument. */

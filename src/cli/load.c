@@ -30,6 +30,7 @@ hs_alloctab_progress hs_cli_progress_start(struct hs_cli_progress *p, const char
 	memset(p, 0, sizeof(*p));
 	p->path = path;
 	p->start = now();
+	p->after = getenv("HEAPSCOPE_TEST_PROGRESS_AFTER") ? atof(getenv("HEAPSCOPE_TEST_PROGRESS_AFTER")) : 1.0;
 	if (stat(path, &st) == 0)
 		p->size = (uint64_t)st.st_size;
 	return isatty(2) ? hs_cli_progress : NULL;
@@ -40,7 +41,7 @@ void hs_cli_progress(void *arg, uint64_t offset)
 {
 	struct hs_cli_progress *p = arg;
 
-	if (now() - p->start < 1.0 || !p->size)
+	if (now() - p->start < p->after || !p->size)
 		return;
 	fprintf(stderr, "\rheapscope: loading %s: %3.0f%%", p->path, 100.0 * (double)offset / (double)p->size);
 	p->shown = 1;

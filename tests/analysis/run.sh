@@ -568,6 +568,44 @@ else
     fail leaks-memory-follows-sites "cannot build or record manystacks: $(head -c 200 "$W/cc.log")"
 fi
 
+# the progress line: on a terminal only, once loading has taken its time
+# (1 s; HEAPSCOPE_TEST_PROGRESS_AFTER=0 here, as the trace loads at once),
+# for every command that reads a trace, and cleared before the output
+cat >"$W/ptyrun.py" <<'EOF'
+import os, pty, subprocess, sys
+m, s = pty.openpty()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=s, stdin=subprocess.DEVNULL)
+os.close(s)
+out = b""
+while True:
+    try:
+        d = os.read(m, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+p.wait()
+sys.stdout.write(out.decode("utf-8", "replace").replace("\r", "<CR>").replace("\x1b[K", "<EL>") + "\n")
+EOF
+why=""
+gcc -O1 -o "$W/pairs" "$T/progs/pairs.c" 2>"$W/cc.log" && "$HS" record -o "$W/pairs.hst" -- "$W/pairs" 1500000 2>"$W/record.log" ||
+    why="; cannot record pairs: $(head -c 200 "$W/cc.log" "$W/record.log")"
+PT=$W/pairs.hst
+for c in report leaks top "flame --folded" "timeline --csv" "lifetimes --tsv" "diff $PT"; do
+    [ -s "$PT" ] || break
+    got=$(HEAPSCOPE_TEST_PROGRESS_AFTER=0 timeout 60 python3 "$W/ptyrun.py" "$HS" $c "$PT" 2>&1)
+    n=$(grep -o "<CR>heapscope: loading $PT: *[0-9]*%" <<<"$got" | wc -l)
+    want=1; [ "${c%% *}" = diff ] && want=2
+    [ "$(grep -o '<CR><EL>' <<<"$got" | wc -l)" = $want ] && [ "$n" -ge $want ] ||
+        why="$why; ${c%% *}: '$(head -c 160 <<<"$got")'"
+    # not on a pipe, nor on a terminal before the second
+    HEAPSCOPE_TEST_PROGRESS_AFTER=0 "$HS" $c "$PT" 2>&1 >/dev/null | grep -q loading && why="$why; ${c%% *} shows it on a pipe"
+    got=$(timeout 60 python3 "$W/ptyrun.py" "$HS" $c "$PT" 2>&1)
+    grep -q loading <<<"$got" && why="$why; ${c%% *} shows it before a second"
+done
+if [ -z "$why" ]; then ok progress-line-on-terminal; else fail progress-line-on-terminal "${why#; }"; fi
+
 # help: 'heapscope help CMD' is 'heapscope CMD --help'; every line fits an 80-column terminal
 why=""
 "$HS" --help >"$W/help-main.txt" 2>&1 || why="$why; heapscope --help failed"
