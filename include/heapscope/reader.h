@@ -251,6 +251,8 @@ const char *hs_frame_name(const struct hs_frame *fr, char *buf, size_t n);
  * Symbolizes one return address into up to max frames (more than one when
  * inlined calls are involved, innermost first). Strings live as long as the
  * reader. Returns the number of frames written (at least 1 when max > 0).
+ * The outermost frame of a backtrace deeper than the tracer keeps (128
+ * frames) has address 1 and the function "[truncated]".
  */
 int hs_reader_symbolize(struct hs_reader *r, uint64_t return_address, struct hs_frame *frames, int max);
 

@@ -27,6 +27,13 @@
 #define HS_VERSION_FREED 3       /* the first major version with the freed list */
 #define HS_VERSION_STACK_SEQ 4   /* the first whose STACK records leave their id implied */
 
+/*
+ * A backtrace deeper than the tracer keeps has this return address as its
+ * outermost frame, in place of the frames it lost: no call returns to
+ * address 1, and readers name it "[truncated]".
+ */
+#define HS_ADDR_TRUNCATED 1
+
 #define HS_FILE_HEADER_SIZE 56
 #define HS_FLAG_SAMPLED 0x1u
 

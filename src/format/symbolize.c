@@ -917,6 +917,10 @@ int hs_reader_symbolize(struct hs_reader *r, uint64_t ret, struct hs_frame *fram
 
 	if (max <= 0)
 		return 0;
+	if (ret == HS_ADDR_TRUNCATED) {
+		frames[0] = (struct hs_frame){ .address = ret, .function = "[truncated]" };
+		return 1;
+	}
 	if (!r->sym) {
 		s = r->sym = calloc(1, sizeof(*s));
 		if (!s) {

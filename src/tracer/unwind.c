@@ -426,15 +426,18 @@ HS_EXPORT int pipe2(int fds[2], int flags)
 __attribute__((noinline)) static int walk_in_place(uint64_t *ips)
 {
 	void *raw[HS_MAX_FRAMES + 16];
-	int n, k = 0, e = errno;   /* libunwind probes addresses with calls that fail: the program's errno stays */
+	int n, i, k = 0, e = errno;   /* libunwind probes addresses with calls that fail: the program's errno stays */
 
 	unw_start();
 	n = unw_backtrace(raw, HS_MAX_FRAMES + 16);
 	errno = e;
 
-	for (int i = 0; i < n && k < HS_MAX_FRAMES; i++)
+	for (i = 0; i < n && k < HS_MAX_FRAMES; i++)
 		if ((uintptr_t)raw[i] < hs_g.self_lo || (uintptr_t)raw[i] >= hs_g.self_hi)
 			ips[k++] = (uint64_t)(uintptr_t)raw[i];
+	/* frames left over, or libunwind's buffer full: the outermost kept says the rest is missing */
+	if (k == HS_MAX_FRAMES && (i < n || n == HS_MAX_FRAMES + 16))
+		ips[k - 1] = HS_ADDR_TRUNCATED;
 	return k;
 }
 
@@ -497,9 +500,13 @@ static int slow_walk(struct hs_thread *t, int nn)
 	uint64_t *ips = u->slow_ips;
 	int k = hs_unwind_plain(t, ips);
 
-	if (k == 0)
+	if (k == 0) {
 		for (; k < nn; k++)
 			ips[k] = u->cur[k].ip;
+		/* our rules stopped at the depth we keep, not at a frame they could not walk */
+		if (k == HS_MAX_FRAMES)
+			ips[k - 1] = HS_ADDR_TRUNCATED;
+	}
 	for (int i = 0; i < k; i++) {
 		memset(&u->f[i], 0, sizeof(u->f[i]));
 		u->f[i].ip = ips[k - 1 - i];

@@ -87,7 +87,7 @@ cc_prog() { # out src [extra flags]
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
     underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
-    wanderer fdnum daemonchild execenv clearenv_exec; do
+    wanderer fdnum daemonchild execenv clearenv_exec deeprec; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -1313,6 +1313,24 @@ print(len(d), len(l))'
 export PYTHONHASHSEED=0 PYTHONMALLOC=malloc
 ht_check python /dev/null /usr/bin/python3 -c "$PYPROG"
 unset PYTHONHASHSEED PYTHONMALLOC
+
+# A recursion deeper than the 128 frames the tracer keeps: the backtrace's
+# outermost frame is "[truncated]" (address 1), where the frames it lost
+# were; one within the limit still ends at main
+if [ $HAVE_HS = 1 ]; then
+    for depth in 20 500; do
+        hs_record deeprec$depth -o "$W/deeprec$depth.hst" -- "$P/deeprec" $depth
+        check_figs deeprec/figures-$depth deeprec$depth "$W/deeprec$depth.hst" 10 10 240 0 0
+        got=$(timeout 60 "$HS" flame --folded --weight count "$W/deeprec$depth.hst" -o - 2>/dev/null | grep ';down ' |
+            awk -F';' '{ print $1, NF }')
+        # main and 21 calls of down; the 128 frames kept, the truncated one included
+        if [ $depth = 20 ]; then want="main 22"; else want="[truncated] 128"; fi
+        if [ "$got" = "$want" ]; then ok deeprec/outermost-frame-$depth
+        else fail deeprec/outermost-frame-$depth "folded stack starts '${got:-nothing}', want '$want' (outermost frame, frames)"; fi
+    done
+else
+    fail deeprec/outermost-frame "$HS_MISSING"
+fi
 
 # Names without DWARF: symbolize.c answers from its own sorted tables what
 # libdw's dwfl_module_addrinfo answers by scanning the whole symbol table
