@@ -1,6 +1,7 @@
 /* diff.c - matching two traces' groups by name: both sides sorted by their match string, then merged */
 #define _POSIX_C_SOURCE 200809L
 #include "diff.h"
+#include "../common/strhash.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,7 +12,7 @@
 const char *const hs_diff_sort_names[HS_DIFF_SORTS] = { "change", "bytes", "peak", "leaked", "calls" };
 
 struct side {
-	char *match;
+	uint32_t key, n;          /* its match: n frame ids from d->ids[key] */
 	const struct hs_top_row *row;
 };
 
@@ -21,62 +22,127 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* The id of a frame's text, the same on both sides; UINT32_MAX out of memory. */
+static uint32_t intern(struct hs_diff *d, const char *text)
+{
+	size_t mask;
+	uint32_t j;
+
+	if (((size_t)d->nnames + 1) * 2 > ((size_t)1 << d->name_bits) || !d->name_map) {
+		unsigned bits = d->name_bits ? d->name_bits + 1 : 12;
+		uint32_t *m = malloc(((size_t)1 << bits) * sizeof(*m));
+		if (!m)
+			return UINT32_MAX;
+		memset(m, 0xff, ((size_t)1 << bits) * sizeof(*m));
+		for (uint32_t id = 0; id < d->nnames; id++) {
+			for (j = hs_strhash(d->names[id]) & (((uint32_t)1 << bits) - 1); m[j] != UINT32_MAX;)
+				j = (j + 1) & (((uint32_t)1 << bits) - 1);
+			m[j] = id;
+		}
+		free(d->name_map);
+		d->name_map = m;
+		d->name_bits = bits;
+	}
+	mask = ((size_t)1 << d->name_bits) - 1;
+	for (j = hs_strhash(text) & (uint32_t)mask; d->name_map[j] != UINT32_MAX; j = (j + 1) & (uint32_t)mask)
+		if (!strcmp(d->names[d->name_map[j]], text))
+			return d->name_map[j];
+	if ((d->nnames & (d->nnames - 1)) == 0) {
+		char **nn = realloc(d->names, (d->nnames ? d->nnames * 2 : 256) * sizeof(*nn));
+		if (!nn)
+			return UINT32_MAX;
+		d->names = nn;
+	}
+	if (!(d->names[d->nnames] = strdup(text)))
+		return UINT32_MAX;
+	d->name_map[j] = d->nnames;
+	return d->nnames++;
+}
+
+static int push_id(struct hs_diff *d, uint32_t id)
+{
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	if (d->nids == d->ids_cap) {
+		size_t cap = d->ids_cap ? d->ids_cap * 2 : 4096;
+		uint32_t *v = realloc(d->ids, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		d->ids = v;
+		d->ids_cap = cap;
+	}
+	d->ids[d->nids++] = id;
+	return 0;
+}
+
 /*
  * Addresses differ between runs (ASLR, rebuilds), names do not: a
  * backtrace matches by its frames' function and file:line; other
- * groupings by their display name.
+ * groupings by their display name. Each frame's text is kept once, for
+ * both traces: a C++ program's backtraces spelt out whole took 3.5 KB a
+ * site (clang's trace: 540 MB to diff with itself).
  */
-static char *match_string(struct hs_stacks *st, const struct hs_top_row *row)
+static int match_of(struct hs_diff *d, struct hs_stacks *st, const struct hs_top_row *row, struct side *sd)
 {
 	struct hs_frame fr[64];
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m;
-	int n;
+	char text[1100];
+	int n, rc = 0;
 
+	sd->row = row;
+	sd->key = (uint32_t)d->nids;
 	if (st->by != HS_BY_BACKTRACE) {
-		char name[1100];
-		return strdup(hs_stacks_key_name(st, row->key, 0, name, sizeof(name)));
+		sd->n = 1;
+		return push_id(d, intern(d, hs_stacks_key_name(st, row->key, 0, text, sizeof(text))));
 	}
-	if (!(m = open_memstream(&buf, &len)))
-		return NULL;
 	n = hs_stacks_folded_frames(st, row->key, fr, 64);
-	for (int j = 0; j < n; j++) {
-		char unknown[300];
+	for (int j = 0; j < n && rc == 0; j++) {
 		if (fr[j].function)
-			fprintf(m, "%s%s %s:%d", j ? "\n" : "", fr[j].function, fr[j].file ? base_name(fr[j].file) : "?", fr[j].line);
+			snprintf(text, sizeof(text), "%s %s:%d", fr[j].function, fr[j].file ? base_name(fr[j].file) : "?",
+				 fr[j].line);
 		else /* its module and the address there: the same from run to run of the same binaries */
-			fprintf(m, "%s%s", j ? "\n" : "", hs_frame_name(&fr[j], unknown, sizeof(unknown)));
+			hs_frame_name(&fr[j], text, sizeof(text));
+		rc = push_id(d, intern(d, text));
 	}
-	if (fclose(m) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	sd->n = (uint32_t)n;
+	return rc;
 }
+
+/*
+ * As strcmp would order the frames' texts joined by newlines, below every
+ * character of a name: frame by frame, a shorter match first.
+ */
+static int cmp_match(const struct hs_diff *d, uint32_t ka, uint32_t na, uint32_t kb, uint32_t nb)
+{
+	for (uint32_t i = 0; i < na && i < nb; i++) {
+		uint32_t a = d->ids[ka + i], b = d->ids[kb + i];
+		if (a != b)
+			return strcmp(d->names[a], d->names[b]);
+	}
+	return na < nb ? -1 : na > nb;
+}
+
+static const struct hs_diff *sorting;   /* qsort's comparators have no argument of their own */
 
 static int cmp_side(const void *pa, const void *pb)
 {
-	return strcmp(((const struct side *)pa)->match, ((const struct side *)pb)->match);
+	const struct side *a = pa, *b = pb;
+
+	return cmp_match(sorting, a->key, a->n, b->key, b->n);
 }
 
-static int sides(struct side **out, const struct hs_top *top, struct hs_stacks *st)
+static int sides(struct hs_diff *d, struct side **out, const struct hs_top *top, struct hs_stacks *st)
 {
 	struct side *s = calloc(top->nrows ? top->nrows : 1, sizeof(*s));
+	int rc;
 
+	*out = s;
 	if (!s)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < top->nrows; i++) {
-		s[i].row = &top->rows[i];
-		if (!(s[i].match = match_string(st, &top->rows[i]))) {
-			for (uint32_t j = 0; j < i; j++)
-				free(s[j].match);
-			free(s);
-			return -ENOMEM;
-		}
-	}
+	for (uint32_t i = 0; i < top->nrows; i++)
+		if ((rc = match_of(d, st, &top->rows[i], &s[i])) < 0)
+			return rc;
+	sorting = d;
 	qsort(s, top->nrows, sizeof(*s), cmp_side);
-	*out = s;
 	return 0;
 }
 
@@ -117,7 +183,7 @@ static int cmp_row(const void *pa, const void *pb)
 		return fabs(a->score) < fabs(b->score) ? 1 : -1;
 	if (a->changed != b->changed)
 		return b->changed - a->changed;
-	return strcmp(a->match, b->match);
+	return cmp_match(sorting, a->match, a->match_n, b->match, b->match_n);
 }
 
 int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks *base_st, const struct hs_top *nw,
@@ -129,7 +195,7 @@ int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks
 
 	memset(d, 0, sizeof(*d));
 	d->sort = sort;
-	if ((rc = sides(&bs, base, base_st)) < 0 || (rc = sides(&ns, nw, new_st)) < 0)
+	if ((rc = sides(d, &bs, base, base_st)) < 0 || (rc = sides(d, &ns, nw, new_st)) < 0)
 		goto out;
 	if (!(d->rows = calloc((size_t)base->nrows + nw->nrows + 1, sizeof(*d->rows)))) {
 		rc = -ENOMEM;
@@ -137,17 +203,16 @@ int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks
 	}
 	while (i < base->nrows || j < nw->nrows) {
 		struct hs_diff_row *r;
-		const char *m;
-		int c = i >= base->nrows ? 1 : j >= nw->nrows ? -1 : strcmp(bs[i].match, ns[j].match);
-		m = c <= 0 ? bs[i].match : ns[j].match;
-		if (!n || strcmp(d->rows[n - 1].match, m) != 0) {
+		int c = i >= base->nrows ? 1
+			: j >= nw->nrows ? -1
+					 : cmp_match(d, bs[i].key, bs[i].n, ns[j].key, ns[j].n);
+		const struct side *m = c <= 0 ? &bs[i] : &ns[j];
+
+		if (!n || cmp_match(d, d->rows[n - 1].match, d->rows[n - 1].match_n, m->key, m->n) != 0) {
 			r = &d->rows[n++];
 			d->nrows = n;
-			r->match = strdup(m);
-			if (!r->match) {
-				rc = -ENOMEM;
-				goto out;
-			}
+			r->match = m->key;
+			r->match_n = m->n;
 		}
 		r = &d->rows[n - 1];
 		if (c <= 0) {
@@ -172,13 +237,13 @@ int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks
 			     r->in_base != r->in_new;
 		d->nchanged += (uint32_t)r->changed;
 	}
+	sorting = d;
 	if (n)
 		qsort(d->rows, n, sizeof(*d->rows), cmp_row);
+	/* the rows' order is all that needed the texts of their frames */
+	free(d->name_map);
+	d->name_map = NULL;
 out:
-	for (uint32_t k = 0; bs && k < base->nrows; k++)
-		free(bs[k].match);
-	for (uint32_t k = 0; ns && k < nw->nrows; k++)
-		free(ns[k].match);
 	free(bs);
 	free(ns);
 	return rc;
@@ -186,8 +251,11 @@ out:
 
 void hs_diff_free(struct hs_diff *d)
 {
-	for (uint32_t k = 0; k < d->nrows; k++)
-		free(d->rows[k].match);
+	for (uint32_t k = 0; k < d->nnames; k++)
+		free(d->names[k]);
+	free(d->names);
+	free(d->name_map);
+	free(d->ids);
 	free(d->rows);
 	memset(d, 0, sizeof(*d));
 }

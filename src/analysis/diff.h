@@ -13,7 +13,7 @@ enum hs_diff_sort { HS_DIFF_CHANGE, HS_DIFF_BYTES, HS_DIFF_PEAK, HS_DIFF_LEAKED,
 extern const char *const hs_diff_sort_names[HS_DIFF_SORTS];
 
 struct hs_diff_row {
-	char *match;              /* what matched the two sides: frames' "function file:line", innermost first */
+	uint32_t match, match_n;  /* what matched the two sides: match_n ids of frames' "function file:line" from ids[match], innermost first */
 	int in_base, in_new;
 	uint32_t base_key, new_key;
 	struct hs_top_row base, new;   /* zero on a side where the group is absent */
@@ -26,6 +26,13 @@ struct hs_diff {
 	uint32_t nrows;
 	uint32_t nchanged;             /* the first rows, those with a change in calls, bytes, peak or leaks */
 	enum hs_diff_sort sort;
+	/* the rows' matches: frame texts, each kept once for both traces, and the rows' sequences of them */
+	char **names;
+	uint32_t nnames;
+	unsigned name_bits;
+	uint32_t *name_map;
+	uint32_t *ids;
+	size_t nids, ids_cap;
 };
 
 /* Matches the rows of two hs_top_build results (each with its own stacks, same `by`); rows with one name are summed. */

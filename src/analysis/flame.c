@@ -1,6 +1,7 @@
 /* flame.c - folded-backtrace weights and their merge into the tree of a flame (or icicle) graph */
 #define _POSIX_C_SOURCE 200809L
 #include "flame.h"
+#include "../common/strhash.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,15 +19,6 @@ void hs_flame_frame_name(const struct hs_frame *fr, char *buf, size_t n)
 	for (char *p = buf; *p; p++)
 		if (*p == ';')
 			*p = ':';
-}
-
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
 }
 
 /* Keeps a map of ids at most half full, room for one more included. */
@@ -60,7 +52,7 @@ static int grow_map(uint32_t **map, unsigned *bits, uint32_t used, uint32_t (*ha
 
 static uint32_t name_hash(struct hs_flame *fl, uint32_t id)
 {
-	return hash_str(fl->names[id]);
+	return hs_strhash(fl->names[id]);
 }
 
 static uint32_t node_hash(struct hs_flame *fl, uint32_t id)
@@ -71,7 +63,7 @@ static uint32_t node_hash(struct hs_flame *fl, uint32_t id)
 static int intern_name(struct hs_flame *fl, const char *s, uint32_t *out)
 {
 	size_t mask;
-	uint32_t h = hash_str(s), j;
+	uint32_t h = hs_strhash(s), j;
 
 	if (grow_map(&fl->name_map, &fl->name_map_bits, fl->nnames, name_hash, fl) < 0)
 		return -ENOMEM;

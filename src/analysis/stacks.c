@@ -1,6 +1,7 @@
 /* stacks.c - hidden frames, folded backtraces and group keys, each computed once per address or stack id */
 #define _POSIX_C_SOURCE 200809L
 #include "stacks.h"
+#include "../common/strhash.h"
 #include "oom.h"
 
 #include <errno.h>
@@ -310,18 +311,9 @@ void hs_stacks_frame_name(const struct hs_frame *fr, enum hs_group_by by, char *
 		snprintf(buf, n, "%s  %s:%d", f, base_name(fr->file), fr->line);
 }
 
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 static uint32_t intern(struct hs_stacks *st, const char *s)
 {
-	uint32_t h = str_hash(s);
+	uint32_t h = hs_strhash(s);
 	size_t mask = ((size_t)1 << st->strs_bits) - 1, j = h & mask;
 
 	while (st->strs[j].id != NO_SLOT) {
