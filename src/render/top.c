@@ -104,7 +104,7 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 	if (shown < top->nrows)
 		fprintf(f, "     ... %u more rows (-n 0 shows all)\n", top->nrows - shown);
 	text_row(f, 0, &top->total);
-	fprintf(f, "\n\npeak: live at peak heap; leaked: never freed; temporary: blocks freed\n");
+	fprintf(f, "\n\npeak: live at peak heap; leaked: never freed; temporary: freed before the end\n");
 }
 
 void hs_render_frames_json(FILE *f, struct hs_stacks *st, uint32_t folded)
