@@ -201,11 +201,13 @@ int hs_reader_skip_addresses(struct hs_reader *r);
  */
 int hs_reader_end_hint(const char *path, uint64_t *end_ns);
 
-/*
- * The same read of the last chunk, which also holds (4.2) the number of
- * children the process forked without tracing them (0 when none or older).
- */
-int hs_reader_end_info(const char *path, uint64_t *end_ns, uint64_t *untraced_children);
+/* What the same read of the last chunk tells of how the process ended. */
+struct hs_end_info {
+	uint64_t end_ns;              /* as hs_reader_end_hint */
+	uint64_t untraced_children;   /* (4.2) children started without tracing them; 0 when none or older */
+	int end;                      /* enum hs_end_reason of its END, -1 without one (killed, a signal, still running) */
+};
+int hs_reader_end_info(const char *path, struct hs_end_info *info);
 
 /* Message for the last error, or the last warning (e.g. truncation) when there was no error; "" if none. */
 const char *hs_reader_error(struct hs_reader *r);

@@ -192,7 +192,8 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	char pattern[PATH_MAX], root[PATH_MAX], pids[16], word[4 * PATH_MAX + 3];
 	glob_t g = { 0 };
 	struct stat st;
-	uint64_t end_ns, children;
+	struct hs_end_info end = { .end = -1 };
+	uint64_t children;
 	int have;
 
 	snprintf(pids, sizeof(pids), "%d", (int)pid);
@@ -217,9 +218,16 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	else if (!exec_failed)
 		fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "
 			"setuid (the tracer cannot be preloaded into it)\n", root);
+	if (have && S_ISREG(st.st_mode) && st.st_mtime >= started && hs_reader_end_info(root, &end) < 0)
+		end.end = -1;
+	children = end.untraced_children;
+	/* a script run through env, a wrapper such as nice: what the user meant to trace ran in its place */
+	if (end.end == HS_END_EXEC && !(follow & FOLLOW_EXEC))
+		fprintf(stderr, "heapscope: the program ran another in its place (exec), which was not traced: the "
+				"trace ends there; --follow-exec traces it too, in a file of its own (a script run "
+				"through env, or a wrapper such as nice or taskset)\n");
 	/* a daemon's parent exits at once: say where the work went */
-	if (have && S_ISREG(st.st_mode) && st.st_mtime >= started &&
-	    hs_reader_end_info(root, &end_ns, &children) == 0 && children) {
+	if (children) {
 		fprintf(stderr, "heapscope: the program started %llu child %s that %s not traced; ",
 			(unsigned long long)children, children == 1 ? "process" : "processes", children == 1 ? "was" : "were");
 		if (follow == (FOLLOW_FORK | FOLLOW_EXEC))

@@ -1030,12 +1030,14 @@ int hs_reader_skip_addresses(struct hs_reader *r)
 
 int hs_reader_end_hint(const char *path, uint64_t *end_ns)
 {
-	uint64_t children;
+	struct hs_end_info info;
+	int rc = hs_reader_end_info(path, &info);
 
-	return hs_reader_end_info(path, end_ns, &children);
+	*end_ns = info.end_ns;
+	return rc;
 }
 
-int hs_reader_end_info(const char *path, uint64_t *end_ns, uint64_t *untraced_children)
+int hs_reader_end_info(const char *path, struct hs_end_info *info)
 {
 	struct hs_reader *r = NULL;
 	struct hs_event ev[256];
@@ -1043,8 +1045,9 @@ int hs_reader_end_info(const char *path, uint64_t *end_ns, uint64_t *untraced_ch
 	uint8_t h[HS_CHUNK_HEADER_SIZE];
 	int rc, n;
 
-	*end_ns = 0;
-	*untraced_children = 0;
+	info->end_ns = 0;
+	info->untraced_children = 0;
+	info->end = -1;
 	if ((rc = hs_reader_open(&r, path)) < 0)
 		goto out;
 	/* hop over the chunk headers to the last complete chunk */
@@ -1067,10 +1070,12 @@ int hs_reader_end_info(const char *path, uint64_t *end_ns, uint64_t *untraced_ch
 			if (ev[i].time_ns > end)
 				end = ev[i].time_ns;
 			if (ev[i].kind == HS_EVENT_CHILDREN)
-				*untraced_children = ev[i].len;
+				info->untraced_children = ev[i].len;
+			if (ev[i].kind == HS_EVENT_END)
+				info->end = (int)ev[i].flags;
 		}
 	rc = n < 0 ? n : 0;
-	*end_ns = end;
+	info->end_ns = end;
 out:
 	hs_reader_close(r);
 	return rc;

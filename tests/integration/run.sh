@@ -667,6 +667,10 @@ if [ $HAVE_HS = 1 ]; then
     else fail exec/no-follow-one-file "expected only heapscope.execer.<pid>.hst, got: $(ls "$W/execnf.d" | tr '\n' ' ')"; fi
     if [ "$(cat "$W/execnf.rc")" = 0 ] && grep -q '^figures: allocs=16 ' "$W/execnf.out"; then ok exec/no-follow-target-runs
     else fail exec/no-follow-target-runs "rc $(cat "$W/execnf.rc"), stdout: $(tr '\n' '|' <"$W/execnf.out" | head -c 200)"; fi
+    # record says that what ran in the program's place went untraced, and how to trace it; not when followed
+    if grep -q "the program ran another in its place (exec), which was not traced.*--follow-exec traces it too" "$W/execnf.err" &&
+        ! grep -q "in its place" "$W/exec.err"; then ok exec/no-follow-said
+    else fail exec/no-follow-said "without --follow-exec: '$(tail -n 1 "$W/execnf.err")'; with it: '$(grep "in its place" "$W/exec.err")'"; fi
     check_figs exec/no-follow-execer execnf "$(one_trace execnf)" $($U fig "$W/execnf.out" "execer: " 2>/dev/null || echo - - - - -)
 
     # all fds closed and re-used (dup2'ed onto 1..1023) by the program
@@ -753,7 +757,7 @@ if [ $HAVE_HS = 1 ]; then
 else
     for c in figures/family fork/parent fork/child fork/child-identity fork/no-follow-one-file \
         fork/no-follow-parent fork/env-percent-p exec/follow-two-files exec/follow-execer \
-        exec/follow-target exec/follow-default-name exec/no-follow-one-file exec/no-follow-target-runs exec/no-follow-execer \
+        exec/follow-target exec/follow-default-name exec/no-follow-one-file exec/no-follow-target-runs exec/no-follow-execer exec/no-follow-said \
         exec/via-syscall-execer exec/via-syscall-target exec/via-execveat-execer exec/via-execveat-target \
         exec/follow-after-clearenv exec/system-after-clearenv-said \
         closefds/figures closefds/data-file-intact exit_thread underscore_exit exit_group/syscall exit_group/syscall-clean-end \
