@@ -29,6 +29,7 @@
  */
 #define BLOCK_EVENTS 8192
 #define BLOCKS 12
+#define RETIRED_EVENTS 256      /* a block's events once the consumer fills them itself */
 /* pauses the consumer waits for a block before it sleeps: a block takes tens of microseconds, a wake-up as long */
 #define SPINS 4000
 
@@ -76,6 +77,7 @@ struct hs_ahead {
 	struct hs_block *cur;           /* the consumer's block, until its next call */
 	int pos;
 	int done, end_rc;               /* the last block was taken; what comes after it */
+	int retired;                    /* the thread is gone: the consumer fills the blocks itself */
 };
 
 /* realloc of an array of n elements of size that keeps *p on failure */
@@ -143,15 +145,16 @@ static int keep_last(struct hs_reader *h, struct hs_block *b)
 	return 0;
 }
 
-static void fill(struct hs_reader *h, struct hs_block *b)
+/* Up to max events into b */
+static void fill(struct hs_reader *h, struct hs_block *b, int max)
 {
 	int rc = 1;
 
 	b->n = 0;
 	b->nstacks = b->nmods = b->mods_applied = b->nstrs = b->nfix = b->ntot = 0;
 	h->ho = b;
-	while (b->n < BLOCK_EVENTS) {
-		rc = hs_reader_next_batch(h, b->ev + b->n, BLOCK_EVENTS - b->n);
+	while (b->n < max) {
+		rc = hs_reader_next_batch(h, b->ev + b->n, max - b->n);
 		if (rc <= 0)
 			break;
 		b->n += rc;
@@ -191,7 +194,7 @@ static void *run(void *arg)
 		if (atomic_load(&a->stop))
 			break;
 		b = &a->blocks[f % BLOCKS];
-		fill(a->h, b);
+		fill(a->h, b, BLOCK_EVENTS);
 		atomic_store(&a->filled, f + 1);
 		pthread_mutex_lock(&a->lock);
 		if (a->sleeping)
@@ -261,17 +264,28 @@ static int cores(void)
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-/* 0: a thread decodes from now on; <0: this one goes on doing it (no second core, or no thread). */
-int hs_ahead_start(struct hs_reader *r)
+/*
+ * HEAPSCOPE_READER_THREADS: 0, never a thread; 1, a thread whenever there
+ * is a second core; unset (or anything else), a thread if it pays (the
+ * reader's probe).
+ */
+enum hs_ahead_mode hs_ahead_mode(void)
 {
 	const char *env = getenv("HEAPSCOPE_READER_THREADS");
+
+	if ((env && strcmp(env, "0") == 0) || cores() < 2)
+		return HS_AHEAD_NEVER;
+	return env && strcmp(env, "1") == 0 ? HS_AHEAD_ALWAYS : HS_AHEAD_IF_FASTER;
+}
+
+/* 0: a thread decodes from now on; <0: this one goes on doing it (no thread). */
+int hs_ahead_start(struct hs_reader *r)
+{
 	struct hs_ahead *a;
 	struct hs_reader *h;
 	sigset_t all, old;
 	int rc;
 
-	if ((env && strcmp(env, "0") == 0) || cores() < 2)
-		return -1;
 	a = calloc(1, sizeof(*a));
 	h = calloc(1, sizeof(*h));
 	if (!a || !h || !(a->blocks = calloc(BLOCKS, sizeof(*a->blocks))) ||
@@ -358,6 +372,11 @@ static int advance(struct hs_reader *r)
 		}
 		a->cur = NULL;
 	}
+	/* a few events at a time: they are still in the first-level cache when the consumer reads them */
+	if (a->retired && atomic_load(&a->filled) == c) {
+		fill(a->h, &a->blocks[c % BLOCKS], RETIRED_EVENTS);
+		atomic_store(&a->filled, c + 1);
+	}
 	for (int i = 0; atomic_load(&a->filled) == c && i < SPINS; i++)
 #if defined(__x86_64__)
 		_mm_pause();
@@ -425,17 +444,37 @@ int hs_ahead_block(struct hs_reader *r, const struct hs_event **ev)
 	return k;
 }
 
-void hs_ahead_stop(struct hs_reader *r)
+/* Ends the thread: it finishes the block it fills, and the consumer fills the rest itself. */
+static void end_thread(struct hs_ahead *a)
 {
-	struct hs_ahead *a = r->ahead;
-
-	if (!a)
+	if (a->retired)
 		return;
 	atomic_store(&a->stop, 1);
 	pthread_mutex_lock(&a->lock);
 	pthread_cond_signal(&a->room);
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(a->thread, NULL);
+	a->retired = 1;
+}
+
+/*
+ * The thread did not pay (reader.c's probe): its reader goes on decoding
+ * on the consumer's thread, into the same blocks, so that nothing it
+ * decoded ahead is lost or read twice and no state changes hands.
+ */
+void hs_ahead_retire(struct hs_reader *r)
+{
+	if (r->ahead)
+		end_thread(r->ahead);
+}
+
+void hs_ahead_stop(struct hs_reader *r)
+{
+	struct hs_ahead *a = r->ahead;
+
+	if (!a)
+		return;
+	end_thread(a);
 	/* modules of blocks never taken are nobody's yet */
 	for (unsigned long c = atomic_load(&a->consumed); c < atomic_load(&a->filled); c++) {
 		struct hs_block *b = &a->blocks[c % BLOCKS];

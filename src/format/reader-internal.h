@@ -61,6 +61,11 @@ struct hs_reader {
 	struct hs_ahead *ahead;
 	struct hs_block *ho;
 	int ahead_tried;
+	int probe;                  /* timing one core against two (reader.c), or PROBE_OFF */
+	long probe_left;            /* events left in the probe's stretch */
+	long probe_len;             /* a stretch's events (HEAPSCOPE_TEST_READER_PROBE: fewer, and the thread retired) */
+	uint64_t probe_t0;
+	double probe_one_ns;        /* an event's time on one core */
 	struct hs_event *own;       /* hs_reader_next_block's events when no thread decodes ahead */
 };
 
@@ -72,7 +77,10 @@ int hs_reader_add_module(struct hs_reader *r, struct hs_module *m);
 void hs_reader_free_module(struct hs_module *m);
 
 /* ahead.c */
+enum hs_ahead_mode { HS_AHEAD_NEVER, HS_AHEAD_ALWAYS, HS_AHEAD_IF_FASTER };
+enum hs_ahead_mode hs_ahead_mode(void);
 int hs_ahead_start(struct hs_reader *r);
+void hs_ahead_retire(struct hs_reader *r);
 int hs_ahead_take(struct hs_reader *r, struct hs_event *ev, int n);
 int hs_ahead_block(struct hs_reader *r, const struct hs_event **ev);
 void hs_ahead_stop(struct hs_reader *r);

@@ -1,4 +1,4 @@
-/* test_ahead.c - decoding ahead in a second thread gives what decoding in the caller's thread gives, event by event */
+/* test_ahead.c - decoding ahead in a second thread, kept or retired midway, gives what decoding in the caller's thread gives, event by event */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdint.h>
@@ -98,6 +98,7 @@ struct run {
 	struct seen *s;
 	size_t n, cap;
 	int rc, threaded;
+	int retired;            /* the reader still had its ahead state while the process ran one thread */
 	char err[512], warn[512];
 	uint32_t nstacks;
 	size_t nmods;
@@ -129,16 +130,41 @@ static void keep(struct hs_reader *r, struct run *out, const struct hs_event *ev
 
 enum how { ONE, BATCH, BLOCK };
 
+/* The process's threads, from /proc/self/status. */
+static int threads_now(void)
+{
+	char line[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* threads: 0, none; 1, a thread from the start; PROBE, the reader's probe in short stretches, the thread retired after its own */
+#define PROBE 2
+
 /* The whole file, or up to stop events, the way how says. */
 static void read_all(const char *path, int threads, enum how how, size_t stop, struct run *out)
 {
 	struct hs_reader *r = NULL;
 	struct hs_event batch[37], ev;
 	const struct hs_event *blk;
+	unsigned calls = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	setenv("HEAPSCOPE_READER_THREADS", threads ? "1" : "0", 1);
+	if (threads == PROBE) {
+		unsetenv("HEAPSCOPE_READER_THREADS");
+		setenv("HEAPSCOPE_TEST_READER_PROBE", "5000", 1);
+	} else {
+		setenv("HEAPSCOPE_READER_THREADS", threads ? "1" : "0", 1);
+		unsetenv("HEAPSCOPE_TEST_READER_PROBE");
+	}
 	if ((rc = hs_reader_open(&r, path)) < 0) {
 		out->rc = rc;
 		snprintf(out->err, sizeof(out->err), "%s", hs_reader_error(r));
@@ -164,6 +190,8 @@ static void read_all(const char *path, int threads, enum how how, size_t stop, s
 				keep(r, out, &blk[i]);
 		}
 		out->threaded |= r->ahead != NULL;
+		if (threads == PROBE && r->ahead && !out->retired && calls++ % 64 == 0)
+			out->retired = threads_now() == 1;
 	}
 	out->rc = rc;
 	snprintf(out->err, sizeof(out->err), "%s", hs_reader_error(r));
@@ -245,13 +273,24 @@ int main(void)
 		     CHUNKS * PER_CHUNK, ref.rc, ref.n, ref.nmods, ref.err);
 	for (int how = ONE; how <= BLOCK; how++) {
 		static const char *const names[] = { "one", "batch", "block" };
+		char what[64];
+
 		read_all(path, 1, (enum how)how, 0, &got);
 		compare(names[how], &ref, &got);
 		/* on one core there is no second thread, and the checks above compare the caller's decoding with itself */
 		if (cores) {
-			char what[64];
 			snprintf(what, sizeof(what), "ahead-%s-threaded", names[how]);
 			CHECK(what, got.threaded);
+		}
+		free_run(&got);
+		/* a thread that does not pay is retired: its reader goes on in the caller's thread, from where it was */
+		read_all(path, PROBE, (enum how)how, 0, &got);
+		snprintf(what, sizeof(what), "probe-%s", names[how]);
+		compare(what, &ref, &got);
+		if (cores) {
+			snprintf(what, sizeof(what), "ahead-probe-%s-retired", names[how]);
+			check_report(got.threaded && got.retired, what, "expected a thread started, then retired, got %d %d",
+				     got.threaded, got.retired);
 		}
 		free_run(&got);
 	}
@@ -275,6 +314,9 @@ int main(void)
 	check_report(ref.warn[0] != 0, "ahead-truncated-warns", "expected a warning for '%s'", cut);
 	compare("truncated", &ref, &got);
 	free_run(&got);
+	read_all(cut, PROBE, BLOCK, 0, &got);
+	compare("probe-truncated", &ref, &got);
+	free_run(&got);
 
 	/* a flipped byte in a middle chunk: the events before it, then the same error naming the same offset */
 	buf[size / 2] ^= 0x40;
@@ -288,6 +330,9 @@ int main(void)
 	check_report(ref.rc < 0 && strstr(ref.err, "offset"), "ahead-corrupt-fails",
 		     "expected an error naming an offset got rc %d '%s'", ref.rc, ref.err);
 	compare("corrupt", &ref, &got);
+	free_run(&got);
+	read_all(bad, PROBE, BLOCK, 0, &got);
+	compare("probe-corrupt", &ref, &got);
 	free_run(&got);
 
 	/* closed early, with the thread blocks ahead: no hang (and, under SANITIZE=1, no leak) */
