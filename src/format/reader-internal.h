@@ -63,7 +63,8 @@ struct hs_reader {
 	int ahead_tried;
 	int probe;                  /* timing one core against two (reader.c), or PROBE_OFF */
 	long probe_left;            /* events left in the probe's stretch */
-	long probe_len;             /* a stretch's events (HEAPSCOPE_TEST_READER_PROBE: fewer, and the thread retired) */
+	long probe_len;             /* a stretch's events */
+	int probe_test;             /* HEAPSCOPE_TEST_READER_PROBE: short stretches, and the thread retired whatever it did */
 	uint64_t probe_t0;
 	double probe_one_ns;        /* an event's time on one core */
 	struct hs_event *own;       /* hs_reader_next_block's events when no thread decodes ahead */

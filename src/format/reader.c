@@ -998,7 +998,12 @@ static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
  */
 #define PROBE_WARMUP (1 << 18)
 #define PROBE_EVENTS (1 << 20)
-enum { PROBE_OFF, PROBE_WARM, PROBE_ONE, PROBE_TWO };
+/*
+ * PROBE_START: the thread starts at the next call, not at the end of the
+ * one that ended the stretch: the events that call returned may point into
+ * the chunk buffer, which the thread takes over.
+ */
+enum { PROBE_OFF, PROBE_WARM, PROBE_ONE, PROBE_START, PROBE_TWO };
 
 static uint64_t mono_ns(void)
 {
@@ -1011,54 +1016,25 @@ static uint64_t mono_ns(void)
 /* k events went to the consumer: the probe's next step once its stretch is done. */
 __attribute__((noinline)) static void probe_step(struct hs_reader *r, int k)
 {
-	uint64_t now, took;
-	long n;
+	double took;
 
-	if (k <= 0 || (r->probe_left -= k) > 0)
+	if (k <= 0 || r->probe == PROBE_START || (r->probe_left -= k) > 0)
 		return;
-	now = mono_ns();
-	n = r->probe_len - r->probe_left;
-	took = now - r->probe_t0;
+	took = (double)(mono_ns() - r->probe_t0) / (double)(r->probe_len - r->probe_left);
 	switch (r->probe) {
 	case PROBE_WARM:
 		r->probe = PROBE_ONE;
+		r->probe_left = r->probe_len;
+		r->probe_t0 = mono_ns();
 		break;
 	case PROBE_ONE:
-		r->probe_one_ns = (double)took / (double)n;
-		if (hs_ahead_start(r) < 0) {
-			r->probe = PROBE_OFF;
-			return;
-		}
-		r->probe = PROBE_TWO;
+		r->probe_one_ns = took;
+		r->probe = PROBE_START;
 		break;
 	case PROBE_TWO:
 		r->probe = PROBE_OFF;
-		if ((double)took / (double)n > 0.9 * r->probe_one_ns || r->probe_len != PROBE_EVENTS)
+		if (took > 0.9 * r->probe_one_ns || r->probe_test)
 			hs_ahead_retire(r);
-		return;
-	}
-	r->probe_left = r->probe_len;
-	r->probe_t0 = mono_ns();
-}
-
-/* The first events are asked for: whether a second core decodes ahead. */
-static void ahead_choose(struct hs_reader *r)
-{
-	const char *test = getenv("HEAPSCOPE_TEST_READER_PROBE");
-
-	r->ahead_tried = 1;
-	if (r->skim || r->failed)
-		return;
-	switch (hs_ahead_mode()) {
-	case HS_AHEAD_NEVER:
-		break;
-	case HS_AHEAD_ALWAYS:
-		hs_ahead_start(r);
-		break;
-	case HS_AHEAD_IF_FASTER:
-		r->probe = PROBE_WARM;
-		r->probe_len = test && atol(test) > 0 ? atol(test) : PROBE_EVENTS;
-		r->probe_left = test ? r->probe_len : PROBE_WARMUP;
 		break;
 	}
 }
@@ -1070,9 +1046,44 @@ static inline int counted(struct hs_reader *r, int k)
 	return k;
 }
 
+/* At the first events asked for, and when the probe starts the thread. */
+__attribute__((noinline)) static void ahead_choose(struct hs_reader *r)
+{
+	const char *test;
+
+	if (r->probe == PROBE_START) {
+		if (r->failed || hs_ahead_start(r) < 0) {
+			r->probe = PROBE_OFF;
+			return;
+		}
+		r->probe = PROBE_TWO;
+		r->probe_left = r->probe_len;
+		r->probe_t0 = mono_ns();
+		return;
+	}
+	r->ahead_tried = 1;
+	if (r->skim || r->failed)
+		return;
+	switch (hs_ahead_mode()) {
+	case HS_AHEAD_NEVER:
+		break;
+	case HS_AHEAD_ALWAYS:
+		hs_ahead_start(r);
+		break;
+	case HS_AHEAD_IF_FASTER:
+		test = getenv("HEAPSCOPE_TEST_READER_PROBE");
+		r->probe_test = test && atol(test) > 0;
+		r->probe = PROBE_WARM;
+		r->probe_len = r->probe_test ? atol(test) : PROBE_EVENTS;
+		r->probe_left = r->probe_test ? r->probe_len : PROBE_WARMUP;
+		r->probe_t0 = mono_ns();
+		break;
+	}
+}
+
 static inline int ahead(struct hs_reader *r)
 {
-	if (!r->ahead_tried)
+	if (__builtin_expect(!r->ahead_tried || r->probe == PROBE_START, 0))
 		ahead_choose(r);
 	return r->ahead != NULL;
 }
