@@ -17,7 +17,8 @@
 /*
  * Decoding is a fifth to a third of an analysis pass; on a second core it
  * costs the pass nothing but the events' way from one core's cache to the
- * other's. The thread decodes straight into the block the consumer gets
+ * other's, which on some machines costs more than the decoding (reader.c's
+ * probe then retires the thread). The thread decodes straight into the block the consumer gets
  * (no copy on either side: a compact form and its expansion cost more than
  * they saved). Blocks are large enough that handing one over is rare, and
  * together (6 MiB of 64-byte events) larger than a core's second-level
