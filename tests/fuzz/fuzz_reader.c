@@ -32,8 +32,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)hs_reader_end_hint(path, &end);
 		sink += end;
 	}
-	/* decoding ahead in a second thread, or in this one, as the input's size says */
-	setenv("HEAPSCOPE_READER_THREADS", (size >> 2) & 1 ? "0" : "1", 1);
+	/*
+	 * decoding ahead in a second thread, in this one, or in a thread that
+	 * the probe starts and retires after stretches of 16 events, as the
+	 * input's size says
+	 */
+	if ((size >> 2) & 1 || !((size >> 4) & 1)) {
+		setenv("HEAPSCOPE_READER_THREADS", (size >> 2) & 1 ? "0" : "1", 1);
+		unsetenv("HEAPSCOPE_TEST_READER_PROBE");
+	} else {
+		unsetenv("HEAPSCOPE_READER_THREADS");
+		setenv("HEAPSCOPE_TEST_READER_PROBE", "16", 1);
+	}
 	if (hs_reader_open(&r, path) == 0) {
 		const struct hs_trace_info *info;
 		static struct hs_event batch[64];
