@@ -148,8 +148,9 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 		for (int i = 0; i < rep->ntop[k]; i++) {
 			const struct hs_site *s = &rep->sites[rep->top[k][i]];
 			int n = frames_of(r, s->stack, frames, MAX_FRAMES);
-			fprintf(f, "  #%-2d %s / %s calls   peak %s   leaked %s / %s\n", i + 1,
-				hs_fmt_bytes(a, sizeof(a), s->bytes), hs_fmt_count(b, sizeof(b), s->calls),
+			hs_fmt_count(b, sizeof(b), s->calls);
+			fprintf(f, "  #%-2d %s / %s %s   peak %s   leaked %s / %s\n", i + 1,
+				hs_fmt_bytes(a, sizeof(a), s->bytes), b, strcmp(b, "1") ? "calls" : "call",
 				hs_fmt_bytes(c, sizeof(c), s->peak_bytes), hs_fmt_bytes(d, sizeof(d), s->leaked_bytes),
 				hs_fmt_count(e, sizeof(e), s->leaked_count));
 			/* operator new, Rust's alloc:: ...: the program's own frame first */

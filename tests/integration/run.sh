@@ -2163,6 +2163,14 @@ not_file() { # NAME PATH-EXPR (evaluated by bash -c, so that <(...) works)
     else ok "robust/$name"; fi
 }
 if [ $HAVE_HS = 1 ] && [ -s "$W/vg-basic.hst" ]; then
+    # basic's calloc site is one call, its leak site five: the report's rows say "1 call", "5 calls"
+    "$HS" report "$W/vg-basic.hst" >"$R/basic-report.txt" 2>&1
+    if grep -q '^  #[0-9 ]* 128 B / 1 call   peak' "$R/basic-report.txt" &&
+        grep -q '^  #[0-9 ]* 1.63 KiB / 5 calls   peak' "$R/basic-report.txt" && ! grep -q ' / 1 calls ' "$R/basic-report.txt"; then
+        ok report/one-call-singular
+    else
+        fail report/one-call-singular "$(grep -m3 ' / .* call' "$R/basic-report.txt" | tr '\n' '|')"
+    fi
     not_file trace-through-a-pipe "<(cat '$W/vg-basic.hst')"
     rm -f "$R/fifo.hst" && mkfifo "$R/fifo.hst"
     not_file fifo-without-writer "'$R/fifo.hst'"
