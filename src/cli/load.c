@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../analysis/alloctab.h"
+#include "../common/clock.h"
 #include "../analysis/filter.h"
 #include "../render/format.h"
 #include "cli.h"
@@ -17,10 +17,7 @@
 
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)hs_mono_ns() / 1e9;
 }
 
 hs_alloctab_progress hs_cli_progress_start(struct hs_cli_progress *p, const char *path)

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <zstd.h>
 
 #include "../common/bytes.h"
+#include "../common/clock.h"
 #include "../common/crc32c.h"
 #include "../common/file.h"
 #include "../common/varint.h"
@@ -1005,37 +1005,27 @@ static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
  */
 enum { PROBE_OFF, PROBE_WARM, PROBE_ONE, PROBE_START, PROBE_TWO };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* k events went to the consumer: the probe's next step once its stretch is done. */
 __attribute__((noinline)) static void probe_step(struct hs_reader *r, int k)
 {
-	double took;
+	double per_event;
 
 	if (k <= 0 || r->probe == PROBE_START || (r->probe_left -= k) > 0)
 		return;
-	took = (double)(mono_ns() - r->probe_t0) / (double)(r->probe_len - r->probe_left);
-	switch (r->probe) {
-	case PROBE_WARM:
+	if (r->probe == PROBE_WARM) {
 		r->probe = PROBE_ONE;
 		r->probe_left = r->probe_len;
-		r->probe_t0 = mono_ns();
-		break;
-	case PROBE_ONE:
-		r->probe_one_ns = took;
+		r->probe_t0 = hs_mono_ns();
+		return;
+	}
+	per_event = (double)(hs_mono_ns() - r->probe_t0) / (double)(r->probe_len - r->probe_left);
+	if (r->probe == PROBE_ONE) {
+		r->probe_one_ns = per_event;
 		r->probe = PROBE_START;
-		break;
-	case PROBE_TWO:
+	} else {
 		r->probe = PROBE_OFF;
-		if (took > 0.9 * r->probe_one_ns || r->probe_test)
+		if (per_event > 0.9 * r->probe_one_ns || r->probe_test)
 			hs_ahead_retire(r);
-		break;
 	}
 }
 
@@ -1058,7 +1048,7 @@ __attribute__((noinline)) static void ahead_choose(struct hs_reader *r)
 		}
 		r->probe = PROBE_TWO;
 		r->probe_left = r->probe_len;
-		r->probe_t0 = mono_ns();
+		r->probe_t0 = hs_mono_ns();
 		return;
 	}
 	r->ahead_tried = 1;
@@ -1076,7 +1066,7 @@ __attribute__((noinline)) static void ahead_choose(struct hs_reader *r)
 		r->probe = PROBE_WARM;
 		r->probe_len = r->probe_test ? atol(test) : PROBE_EVENTS;
 		r->probe_left = r->probe_test ? r->probe_len : PROBE_WARMUP;
-		r->probe_t0 = mono_ns();
+		r->probe_t0 = hs_mono_ns();
 		break;
 	}
 }

@@ -151,6 +151,7 @@ static int threads_now(void)
 
 /* threads: 0, none; 1, a thread from the start; PROBE, the reader's probe in short stretches, the thread retired after its own */
 #define PROBE 2
+static char probe_len[24] = "5000";     /* the probe's stretches, in events */
 
 /* The whole file, or up to stop events, the way how says. */
 static void read_all(const char *path, int threads, enum how how, size_t stop, struct run *out)
@@ -165,7 +166,7 @@ static void read_all(const char *path, int threads, enum how how, size_t stop, s
 	out->slow = threads == PROBE;
 	if (threads == PROBE) {
 		unsetenv("HEAPSCOPE_READER_THREADS");
-		setenv("HEAPSCOPE_TEST_READER_PROBE", "5000", 1);
+		setenv("HEAPSCOPE_TEST_READER_PROBE", probe_len, 1);
 	} else {
 		setenv("HEAPSCOPE_READER_THREADS", threads ? "1" : "0", 1);
 		unsetenv("HEAPSCOPE_TEST_READER_PROBE");
@@ -233,6 +234,45 @@ static int same_event(const struct seen *a, const struct seen *b)
 	}
 }
 
+/*
+ * A probe length whose timed stretch (after a warm-up as long) ends with a
+ * block that ends in a marker, as the caller's thread reads blocks (one
+ * ends at each marker, whose label points into the chunk buffer); 0: none.
+ */
+static long probe_ending_at_marker(const char *path)
+{
+	struct hs_reader *r = NULL;
+	const struct hs_event *blk;
+	int sizes[4096], marker[4096], nb = 0, rc;
+
+	setenv("HEAPSCOPE_READER_THREADS", "0", 1);
+	if (hs_reader_open(&r, path) < 0) {
+		hs_reader_close(r);
+		return 0;
+	}
+	while (nb < 4096 && (rc = hs_reader_next_block(r, &blk)) > 0) {
+		sizes[nb] = rc;
+		marker[nb++] = blk[rc - 1].kind == HS_EVENT_MARKER;
+	}
+	hs_reader_close(r);
+	for (long len = 1000; len < 20000; len++) {
+		long left = len;
+		int warm = 1;
+		for (int b = 0; b < nb; b++) {
+			if ((left -= sizes[b]) > 0)
+				continue;
+			if (!warm) {
+				if (marker[b])
+					return len;
+				break;
+			}
+			warm = 0;
+			left = len;
+		}
+	}
+	return 0;
+}
+
 static void compare(const char *name, const struct run *ref, const struct run *got)
 {
 	size_t bad = 0;
@@ -298,6 +338,22 @@ int main(void)
 				     got.threaded, got.retired);
 		}
 		free_run(&got);
+	}
+
+	/*
+	 * The thread starts at the call after the one that ended the timed
+	 * stretch, here a block ending in a marker: started at its end, it
+	 * decoded on into the next chunk while the label was read (300 us
+	 * later, out->slow), over the buffer the label pointed into.
+	 */
+	{
+		long len = probe_ending_at_marker(path);
+		CHECK("ahead-probe-stretch-ends-at-marker", len > 0);
+		snprintf(probe_len, sizeof(probe_len), "%ld", len);
+		read_all(path, PROBE, BLOCK, 0, &got);
+		compare("probe-marker-label", &ref, &got);
+		free_run(&got);
+		snprintf(probe_len, sizeof(probe_len), "5000");
 	}
 
 	/* a truncated copy: the same events up to the cut, the same warning */
