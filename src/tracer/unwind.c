@@ -37,7 +37,16 @@
 #define REG_BP 6
 #define REG_RA 16
 
-enum { RULE_OK = 1, RULE_LAST = 2, RULE_BAD = 3 };
+/*
+ * RULE_NONE: no CFI covers the address. libunwind then takes a frame whose
+ * rbp is 0 for the outermost (the ABI's mark, which _start and ld.so's
+ * _dl_start_user set), and so does the walk here; with another rbp, the
+ * walk is libunwind's. _dl_start_user, which has no CFI, calls the
+ * libraries' constructors: each of their allocations (libselinux's in ls,
+ * a C++ library's static objects) was walked by libunwind, whose start
+ * alone cost 64 page faults.
+ */
+enum { RULE_OK = 1, RULE_LAST = 2, RULE_BAD = 3, RULE_NONE = 4 };
 enum { BP_SAME = 0, BP_SAVED = 1, BP_LOST = 2 };
 enum { CFA_SP = 0, CFA_BP = 1 };
 
@@ -49,9 +58,27 @@ struct rule {
 	uint8_t kind, cfa_reg, bp_rule;
 };
 
-#define RULES (1u << 16)
-static struct rule *rules;
-static size_t rules_used;
+/*
+ * The rules of return addresses, read without a lock. The table starts
+ * small and doubles before it is half full: a first size of 65,536 slots
+ * spread a short program's few hundred rules over as many pages, each a
+ * page fault (62 of ls's), and capped a large one at 32,768 rules, the
+ * walks through any other address being libunwind's. A replaced table
+ * stays mapped, since a walk may still be reading it.
+ */
+struct rules {
+	size_t mask;
+	size_t map_size;
+	struct rule slot[];
+};
+
+#define RULES_FIRST (1u << 10)
+#define RULES_MAX (1u << 21)
+#define RULES_OLD 16
+static struct rules *_Atomic rules;
+static struct rules *rules_old[RULES_OLD]; /* the replaced ones, smaller each */
+static int nrules_old;
+static size_t rules_used;                   /* slots taken in the current table, tombstones too */
 static struct hs_lock rules_lock = HS_LOCK_INIT;
 
 struct cfi_module {
@@ -65,23 +92,61 @@ struct cfi_module {
 static struct cfi_module cfi_mods[CFI_MODULES];
 static int ncfi_mods;
 
-static inline size_t rule_slot(uint64_t ip)
+static inline size_t rule_slot(uint64_t ip, size_t mask)
 {
-	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 48) & (RULES - 1);
+	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 40) & mask;
 }
 
 static inline const struct rule *rule_find(uint64_t ip)
 {
-	size_t i = rule_slot(ip);
+	struct rules *rt = atomic_load_explicit(&rules, memory_order_acquire);
+	size_t i = rule_slot(ip, rt->mask);
 
 	for (;;) {
-		uint64_t k = atomic_load_explicit(&rules[i].ip, memory_order_acquire);
+		uint64_t k = atomic_load_explicit(&rt->slot[i].ip, memory_order_acquire);
 		if (k == ip)
-			return &rules[i];
+			return &rt->slot[i];
 		if (k == 0)
 			return NULL;
-		i = (i + 1) & (RULES - 1);
+		i = (i + 1) & rt->mask;
 	}
+}
+
+static struct rules *rules_map(size_t cap)
+{
+	size_t len = sizeof(struct rules) + cap * sizeof(struct rule);
+	struct rules *rt = hs_map(len);
+
+	if (rt) {
+		rt->mask = cap - 1;
+		rt->map_size = len;
+	}
+	return rt;
+}
+
+/* Under rules_lock: the next size, with the rules (tombstones left behind); NULL at the largest or without memory. */
+static struct rules *rules_grow(struct rules *rt)
+{
+	size_t cap = (rt->mask + 1) * 2, used = 0;
+	struct rules *nt;
+
+	if (cap > RULES_MAX || nrules_old == RULES_OLD || !(nt = rules_map(cap)))
+		return NULL;
+	for (size_t i = 0; i <= rt->mask; i++) {
+		uint64_t ip = atomic_load_explicit(&rt->slot[i].ip, memory_order_relaxed);
+		size_t j;
+		if (ip <= 1)
+			continue;
+		j = rule_slot(ip, nt->mask);
+		while (atomic_load_explicit(&nt->slot[j].ip, memory_order_relaxed))
+			j = (j + 1) & nt->mask;
+		memcpy(&nt->slot[j], &rt->slot[i], sizeof(struct rule));
+		used++;
+	}
+	rules_old[nrules_old++] = rt;
+	rules_used = used;
+	atomic_store_explicit(&rules, nt, memory_order_release);
+	return nt;
 }
 
 struct find_ctx {
@@ -186,8 +251,12 @@ static void compute(struct rule *r, uint64_t ret)
 	uint64_t reg;
 
 	r->kind = RULE_BAD;
-	if (!m || !m->cfi || dwarf_cfi_addrframe(m->cfi, pc - m->bias, &fr) != 0)
+	if (!m || !m->cfi)
 		goto out;
+	if (dwarf_cfi_addrframe(m->cfi, pc - m->bias, &fr) != 0) {
+		r->kind = RULE_NONE;
+		goto out;
+	}
 	if (dwarf_frame_cfa(fr, &ops, &n) != 0 || n != 1)
 		goto out;
 	/* libdw gives "register + offset" as DW_OP_bregx (reg, off) */
@@ -235,6 +304,7 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 {
 	const struct rule *found;
 	struct rule tmp = { 0 };
+	struct rules *rt;
 	sigset_t old;
 	size_t i;
 
@@ -246,20 +316,23 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 	hs_modules_poll();
 	hs_lock_take(&rules_lock);
 	found = rule_find(ip);
-	if (!found && rules_used < RULES / 2) {
+	rt = atomic_load_explicit(&rules, memory_order_relaxed);
+	if (!found && (rules_used + 1) * 2 > rt->mask + 1)
+		rt = rules_grow(rt);
+	if (!found && rt) {
 		compute(&tmp, ip);
-		i = rule_slot(ip);
-		while (atomic_load_explicit(&rules[i].ip, memory_order_relaxed))
-			i = (i + 1) & (RULES - 1);
-		rules[i].cfa_off = tmp.cfa_off;
-		rules[i].ra_off = tmp.ra_off;
-		rules[i].bp_off = tmp.bp_off;
-		rules[i].kind = tmp.kind;
-		rules[i].cfa_reg = tmp.cfa_reg;
-		rules[i].bp_rule = tmp.bp_rule;
-		atomic_store_explicit(&rules[i].ip, ip, memory_order_release);
+		i = rule_slot(ip, rt->mask);
+		while (atomic_load_explicit(&rt->slot[i].ip, memory_order_relaxed))
+			i = (i + 1) & rt->mask;
+		rt->slot[i].cfa_off = tmp.cfa_off;
+		rt->slot[i].ra_off = tmp.ra_off;
+		rt->slot[i].bp_off = tmp.bp_off;
+		rt->slot[i].kind = tmp.kind;
+		rt->slot[i].cfa_reg = tmp.cfa_reg;
+		rt->slot[i].bp_rule = tmp.bp_rule;
+		atomic_store_explicit(&rt->slot[i].ip, ip, memory_order_release);
 		rules_used++;
-		found = &rules[i];
+		found = &rt->slot[i];
 	}
 	hs_lock_release(&rules_lock);
 	t->in_stack_lock = 0;
@@ -272,9 +345,18 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
  * mapped there next with other code at the same addresses. Tombstones (ip 1,
  * never a return address) keep the probe runs of the lock-free readers whole.
  */
+static void forget_in(struct rules *rt, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t i = 0; i <= rt->mask; i++) {
+		uint64_t ip = atomic_load_explicit(&rt->slot[i].ip, memory_order_relaxed);
+		if (ip >= lo && ip < hi)
+			atomic_store_explicit(&rt->slot[i].ip, 1, memory_order_release);
+	}
+}
+
 void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
 {
-	if (!rules)
+	if (!atomic_load_explicit(&rules, memory_order_relaxed))
 		return;
 	hs_lock_take(&rules_lock);
 	for (int i = 0; i < ncfi_mods; i++)
@@ -285,11 +367,10 @@ void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
 				syscall(SYS_close, cfi_mods[i].fd);
 			cfi_mods[i--] = cfi_mods[--ncfi_mods];
 		}
-	for (size_t i = 0; i < RULES; i++) {
-		uint64_t ip = atomic_load_explicit(&rules[i].ip, memory_order_relaxed);
-		if (ip >= lo && ip < hi)
-			atomic_store_explicit(&rules[i].ip, 1, memory_order_release);
-	}
+	/* the replaced tables too: a walk that began before a table grew may still read its old one */
+	forget_in(atomic_load_explicit(&rules, memory_order_relaxed), lo, hi);
+	for (int i = 0; i < nrules_old; i++)
+		forget_in(rules_old[i], lo, hi);
 	hs_lock_release(&rules_lock);
 }
 
@@ -313,15 +394,24 @@ void hs_unwind_after_fork(void)
 /* Tracing could not start: the program gets the memory back. */
 void hs_unwind_release(void)
 {
-	hs_unmap(rules, RULES * sizeof(*rules));
-	rules = NULL;
+	struct rules *rt = atomic_load_explicit(&rules, memory_order_relaxed);
+
+	if (rt)
+		hs_unmap(rt, rt->map_size);
+	for (int i = 0; i < nrules_old; i++)
+		hs_unmap(rules_old[i], rules_old[i]->map_size);
+	nrules_old = 0;
+	rules_used = 0;
+	atomic_store_explicit(&rules, NULL, memory_order_relaxed);
 }
 
 int hs_unwind_init(void)
 {
-	rules = hs_map(RULES * sizeof(*rules));
-	if (!rules)
+	struct rules *rt = rules_map(RULES_FIRST);
+
+	if (!rt)
 		return -1;
+	atomic_store_explicit(&rules, rt, memory_order_release);
 	elf_version(EV_CURRENT);
 	return 0;
 }
@@ -778,7 +868,7 @@ int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from)
 			goto slow;
 		if (!r)
 			r = rule_add(t, ip);
-		if (!r || r->kind == RULE_BAD)
+		if (!r || (r->kind >= RULE_BAD && (r->kind == RULE_BAD || !bp_ok || bp)))
 			goto slow;
 		f = &u->cur[nn++];
 		f->ip = ip;
@@ -787,9 +877,10 @@ int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from)
 		f->bp_ok = (uint8_t)bp_ok;
 		f->ra_addr = 0;
 		f->bp_addr = 0;
-		f->uses_bp = r->kind == RULE_OK && r->cfa_reg == CFA_BP;
+		/* a frame without CFI ends the walk for its rbp of 0: a walk kept from it needs the same */
+		f->uses_bp = (r->kind == RULE_OK && r->cfa_reg == CFA_BP) || r->kind == RULE_NONE;
 		f->bp_rule = r->kind == RULE_OK ? r->bp_rule : BP_LOST;
-		if (r->kind == RULE_LAST)
+		if (r->kind != RULE_OK)
 			break;
 		if (r->cfa_reg == CFA_BP && !bp_ok)
 			goto slow;

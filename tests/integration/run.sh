@@ -103,6 +103,9 @@ cc_prog libreload_a.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAM
 cc_prog libreload_b.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600
 cc_prog libreload_c.so libreload.c -shared -fPIC -O2 -fomit-frame-pointer -DFRAME=600 -DSHIFT
 cc_prog cxx cxx.cpp
+# a library constructor's allocations, optimised without frame pointers (unwind.sh)
+cc_prog libctoralloc.so ctoralloc.c -shared -fPIC -O2 -fomit-frame-pointer
+cc_prog ctoralloc ctoralloc.c -DMAIN -L"$P" -lctoralloc -Wl,-rpath,"$P"
 # optimised, without frame pointers: one call site reached by many paths (unwind.sh)
 cc_prog paths paths.c -O2 -fomit-frame-pointer
 cc_prog fillfile fillfile.c

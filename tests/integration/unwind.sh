@@ -57,6 +57,22 @@ compare cxx "$progs/cxx"
 compare family "$progs/family"
 compare dlopener "$progs/dlopener" "$progs/libdlalloc.so"
 compare threads "$progs/threads"
+# allocations in a library's constructor, which ld.so's _dl_start_user (no CFI) calls
+compare ctoralloc "$progs/ctoralloc"
+# ... walked to their end without libunwind (started, it moves its pipe to 4000+)
+ctor_check() {
+	local fast ref
+	fast=$("$HS" record -o "$work/ctor.fast.hst" -- "$progs/ctoralloc" 2>/dev/null)
+	ref=$(HEAPSCOPE_UNWIND=libunwind "$HS" record -o "$work/ctor.ref.hst" -- "$progs/ctoralloc" 2>/dev/null)
+	if [ "$ref" != "constructor blocks kept, libunwind started" ]; then
+		echo "FAIL unwind/constructor-without-libunwind: the program cannot tell whether libunwind started (with HEAPSCOPE_UNWIND=libunwind it said: $ref)"
+	elif [ "$fast" != "constructor blocks kept, libunwind not started" ]; then
+		echo "FAIL unwind/constructor-without-libunwind: $fast"
+	else
+		echo "ok unwind/constructor-without-libunwind"
+	fi
+}
+ctor_check
 # walks that start with the same frame and differ further out, more of them than a set of kept walks holds
 compare paths "$progs/paths"
 # A library replaced at the same addresses by another (other code, other frames):
