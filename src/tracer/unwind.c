@@ -143,9 +143,14 @@ static struct rules *rules_grow(struct rules *rt)
 		memcpy(&nt->slot[j], &rt->slot[i], sizeof(struct rule));
 		used++;
 	}
-	rules_old[nrules_old++] = rt;
-	rules_used = used;
+	/*
+	 * Published first: a child forked midway (this thread's lock is reset
+	 * there) then counts too many rules in its table, which only makes it
+	 * grow early, never too few, which could fill it.
+	 */
 	atomic_store_explicit(&rules, nt, memory_order_release);
+	rules_used = used;
+	rules_old[nrules_old++] = rt;
 	return nt;
 }
 

@@ -78,7 +78,8 @@ CFLAGS="-std=gnu11 -g -O0 -fno-omit-frame-pointer -Wall -pthread"
 BUILD_ERR=""
 cc_prog() { # out src [extra flags]
     local out=$1 src=$2; shift 2
-    if [ ! -x "$P/$out" ] || [ "$T/progs/$src" -nt "$P/$out" ] || [ "$T/progs/tp.h" -nt "$P/$out" ]; then
+    if [ ! -x "$P/$out" ] || [ "$T/progs/$src" -nt "$P/$out" ] || [ "$T/progs/tp.h" -nt "$P/$out" ] ||
+        [ "$T/progs/unwpipe.h" -nt "$P/$out" ]; then
         case $src in
         *.cpp) g++ -std=c++17 -g -O0 -fno-omit-frame-pointer -Wall -o "$P/$out" "$T/progs/$src" "$@" ;;
         *) gcc $CFLAGS -o "$P/$out" "$T/progs/$src" "$@" ;;

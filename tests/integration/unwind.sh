@@ -73,6 +73,33 @@ ctor_check() {
 	fi
 }
 ctor_check
+# 40,000 return addresses (the rule table grows from 1,024 slots; it once stopped at 32,768 rules,
+# and the walks through the others were libunwind's): the same backtraces, and libunwind never starts
+many_check() {
+	local out
+	python3 - "$work/sites.S" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("\t.text\n\t.globl many_sites\n\t.type many_sites, @function\nmany_sites:\n\t.cfi_startproc\n"
+            "\tpushq %rbx\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset %rbx, -16\n")
+    for i in range(40000):
+        f.write("\tmovl $%d, %%edi\n\tcall malloc@PLT\n\tmovq %%rax, %%rdi\n\tcall free@PLT\n" % (16 + i % 7))
+    f.write("\tpopq %rbx\n\t.cfi_def_cfa_offset 8\n\tret\n\t.cfi_endproc\n\t.size many_sites, .-many_sites\n"
+            "\t.section .note.GNU-stack,\"\",@progbits\n")
+PY
+	if ! gcc -O0 -Itests/integration/progs -o "$work/manysites" tests/integration/progs/manysites.c "$work/sites.S" 2>"$work/manysites.log"; then
+		echo "FAIL unwind/many-return-addresses: cannot build the program: $(head -c 200 "$work/manysites.log")"
+		return
+	fi
+	compare manysites "$work/manysites"
+	out=$("$HS" record -o "$work/many.hst" -- "$work/manysites" 2>/dev/null)
+	if [ "$out" = "libunwind not started" ]; then
+		echo "ok unwind/many-return-addresses-without-libunwind"
+	else
+		echo "FAIL unwind/many-return-addresses-without-libunwind: $out"
+	fi
+}
+many_check
 # walks that start with the same frame and differ further out, more of them than a set of kept walks holds
 compare paths "$progs/paths"
 # A library replaced at the same addresses by another (other code, other frames):
