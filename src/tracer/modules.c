@@ -185,15 +185,16 @@ void hs_module_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *
 }
 
 /*
- * The file mapped at addr, from /proc/self/maps: a library dlopen'ed by a
- * relative name is known to the loader by that name only, which means
- * nothing to a reader in another directory. Raw syscalls, a streaming parse
- * (lines can be longer than the buffer), no allocation. 0, or -1.
+ * The line of /proc/self/maps whose range holds addr: its range, the end
+ * of the line before it (0 for none) and, when cap is not 0, its path
+ * (cut to cap - 1 bytes; "" for none). Raw syscalls, a streaming parse
+ * (lines can be longer than the buffer), no allocation: callable from a
+ * hook. 0, or -1 (no such line, or the file unreadable).
  */
-static int mapped_path(uintptr_t addr, char *out, size_t cap)
+int hs_maps_find(uintptr_t addr, uintptr_t *lo_out, uintptr_t *hi_out, uintptr_t *prev_hi, char *path, size_t cap)
 {
 	char buf[1024];
-	uintptr_t lo = 0, hi = 0;
+	uintptr_t lo = 0, hi = 0, last_hi = 0;
 	int fd, field = 0, found = -1, matches = 0, in_word = 0;
 	size_t n = 0;
 	long got;
@@ -205,15 +206,19 @@ static int mapped_path(uintptr_t addr, char *out, size_t cap)
 		for (long i = 0; i < got; i++) {
 			char c = buf[i];
 			if (c == '\n') {
-				if (matches && n > 0 && out[0] == '/') {
-					out[n < cap ? n : cap - 1] = 0;
+				if (matches) {
+					if (cap)
+						path[n < cap ? n : cap - 1] = 0;
+					*lo_out = lo;
+					*hi_out = hi;
+					*prev_hi = last_hi;
 					found = 0;
 					break;
 				}
+				last_hi = hi;
 				lo = hi = 0;
 				field = 0;
 				n = 0;
-				matches = 0;
 				in_word = 0;
 				continue;
 			}
@@ -240,13 +245,21 @@ static int mapped_path(uintptr_t addr, char *out, size_t cap)
 			} else if (n > 0 || c != ' ') {
 				/* the path, after the spaces that align it */
 				if (matches && n < cap)
-					out[n] = c;
+					path[n] = c;
 				n++;
 			}
 		}
 	}
 	syscall(SYS_close, fd);
 	return found;
+}
+
+/* The file mapped at addr: a library dlopen'ed by a relative name is known to the loader by that name only, which means nothing to a reader in another directory. */
+static int mapped_path(uintptr_t addr, char *out, size_t cap)
+{
+	uintptr_t lo, hi, prev;
+
+	return hs_maps_find(addr, &lo, &hi, &prev, out, cap) == 0 && out[0] == '/' ? 0 : -1;
 }
 
 /* An absolute path for a loaded object: the executable's for the unnamed main one. 0, or -1 (e.g. the vDSO). */

@@ -343,6 +343,7 @@ struct dl_phdr_info;
 int hs_loader_iterate(int (*fn)(struct dl_phdr_info *, size_t, void *), void *data);
 void hs_module_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
 int hs_module_path(const struct dl_phdr_info *info, char *out, size_t cap);
+int hs_maps_find(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uintptr_t *prev_hi, char *path, size_t cap);
 int hs_modules_init(void);
 void hs_modules_scan(void);
 void hs_modules_poll(void);

@@ -59,20 +59,24 @@ compare dlopener "$progs/dlopener" "$progs/libdlalloc.so"
 compare threads "$progs/threads"
 # allocations in a library's constructor, which ld.so's _dl_start_user (no CFI) calls
 compare ctoralloc "$progs/ctoralloc"
-# ... walked to their end without libunwind (started, it moves its pipe to 4000+)
+# ... walked to their end without libunwind (started, it moves its pipe to 4000+); so is
+# main's allocation, whose walk needs the initial thread's stack bounds (from /proc/self/maps
+# and RLIMIT_STACK, as glibc computes them), whatever the stack limit
 ctor_check() {
-	local fast ref
+	local name=$1 fast ref
 	fast=$("$HS" record -o "$work/ctor.fast.hst" -- "$progs/ctoralloc" 2>/dev/null)
 	ref=$(HEAPSCOPE_UNWIND=libunwind "$HS" record -o "$work/ctor.ref.hst" -- "$progs/ctoralloc" 2>/dev/null)
 	if [ "$ref" != "constructor blocks kept, libunwind started" ]; then
-		echo "FAIL unwind/constructor-without-libunwind: the program cannot tell whether libunwind started (with HEAPSCOPE_UNWIND=libunwind it said: $ref)"
+		echo "FAIL unwind/$name: the program cannot tell whether libunwind started (with HEAPSCOPE_UNWIND=libunwind it said: $ref)"
 	elif [ "$fast" != "constructor blocks kept, libunwind not started" ]; then
-		echo "FAIL unwind/constructor-without-libunwind: $fast"
+		echo "FAIL unwind/$name: $fast"
 	else
-		echo "ok unwind/constructor-without-libunwind"
+		echo "ok unwind/$name"
 	fi
 }
-ctor_check
+ctor_check constructor-without-libunwind
+(ulimit -s unlimited && ctor_check stack-unlimited-without-libunwind)
+(ulimit -s 1024 && ctor_check stack-1m-without-libunwind)
 # 40,000 return addresses (the rule table grows from 1,024 slots; it once stopped at 32,768 rules,
 # and the walks through the others were libunwind's): the same backtraces, and libunwind never starts
 many_check() {
