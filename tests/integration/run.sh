@@ -1743,6 +1743,16 @@ if [ $HAVE_HS = 1 ]; then
         [ $rc = 127 ] && [ "$(cat "$W/cantrun.err")" = "$want" ] || why="$why; $prog: exit $rc, $(head -c 200 "$W/cantrun.err")"
     done
     if [ -z "$why" ]; then ok record/cannot-run-says-why; else fail record/cannot-run-says-why "${why#; }"; fi
+    # the program starts by posix_spawnp, which runs no file without a #! line: execvp hands it to /bin/sh
+    printf 'echo "no #! line, run by $0"\n' >"$W/noshebang"; chmod 755 "$W/noshebang"
+    got=$(cd "$W" && timeout 20 "$HS" record -o "$W/noshebang.hst" -- ./noshebang 2>/dev/null); rc=$?
+    if [ $rc = 0 ] && [ "$got" = "no #! line, run by ./noshebang" ]; then ok record/script-without-shebang
+    else fail record/script-without-shebang "exit $rc, printed '$got'"; fi
+    # SIGINT ignored where record runs (nohup, a background job): ignored in the program too, as untraced
+    got=$(trap '' INT; timeout 20 "$HS" record -o "$W/sigign.hst" -- python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))' 2>/dev/null)
+    want=$(trap '' INT; python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))')
+    if [ "$got" = "$want" ] && [ -n "$got" ]; then ok record/ignored-sigint-stays-ignored
+    else fail record/ignored-sigint-stays-ignored "the traced program found '$got', untraced '$want'"; fi
 else
     fail record/cannot-run-says-why "$HS_MISSING"
 fi
