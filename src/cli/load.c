@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "../analysis/alloctab.h"
-#include "../common/clock.h"
 #include "../analysis/filter.h"
+#include "../common/clock.h"
 #include "../render/format.h"
 #include "cli.h"
 #include "heapscope/reader.h"

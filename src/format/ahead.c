@@ -18,9 +18,9 @@
  * Decoding is a fifth to a third of an analysis pass; on a second core it
  * costs the pass nothing but the events' way from one core's cache to the
  * other's, which on some machines costs more than the decoding (reader.c's
- * probe then retires the thread). The thread decodes straight into the block the consumer gets
- * (no copy on either side: a compact form and its expansion cost more than
- * they saved). Blocks are large enough that handing one over is rare, and
+ * probe then retires the thread). The thread decodes straight into the
+ * block the consumer gets (no copy on either side: a compact form and its
+ * expansion cost more than they saved). Blocks are large enough that handing one over is rare, and
  * together (6 MiB of 64-byte events) larger than a core's second-level
  * cache: by the time the thread writes a block again, its lines have left
  * the consumer's cache, and writing them no longer waits to take them back

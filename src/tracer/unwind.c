@@ -75,7 +75,8 @@ struct rules {
 
 #define RULES_FIRST (1u << 10)
 #define RULES_MAX (1u << 21)
-#define RULES_OLD 16
+#define RULES_OLD 11                        /* doublings from RULES_FIRST to RULES_MAX */
+_Static_assert(RULES_FIRST << RULES_OLD == RULES_MAX, "room for every replaced rule table");
 static struct rules *_Atomic rules;
 static struct rules *rules_old[RULES_OLD]; /* the replaced ones, smaller each */
 static int nrules_old;
@@ -131,7 +132,7 @@ static struct rules *rules_grow(struct rules *rt)
 	size_t cap = (rt->mask + 1) * 2, used = 0;
 	struct rules *nt;
 
-	if (cap > RULES_MAX || nrules_old == RULES_OLD || !(nt = rules_map(cap)))
+	if (cap > RULES_MAX || !(nt = rules_map(cap)))
 		return NULL;
 	for (size_t i = 0; i <= rt->mask; i++) {
 		uint64_t ip = atomic_load_explicit(&rt->slot[i].ip, memory_order_relaxed);
