@@ -20,7 +20,12 @@ struct hs_encoder {
 	uint8_t *out;
 	size_t out_cap;
 	size_t total_size;
+	void (*pause)(void *);
+	void *pause_arg;
 };
+
+/* zstd's largest block: the input goes in this much at a time, the pause between */
+#define HS_ZSTD_SEGMENT (128u << 10)
 
 void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t sample_bytes,
 		      uint64_t start_realtime_ns, uint32_t pid, uint32_t time_resolution_ns)
@@ -41,7 +46,7 @@ void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t
 
 int hs_encoder_new(struct hs_encoder **out)
 {
-	size_t ws = ZSTD_estimateCCtxSize(HS_ZSTD_LEVEL);
+	size_t ws = ZSTD_estimateCStreamSize(HS_ZSTD_LEVEL);
 	size_t cap = HS_CHUNK_HEADER_SIZE + ZSTD_compressBound(HS_CHUNK_MAX_RAW);
 	size_t total = sizeof(struct hs_encoder) + ws + cap;
 	struct hs_encoder *enc;
@@ -58,7 +63,16 @@ int hs_encoder_new(struct hs_encoder **out)
 	enc->out = (uint8_t *)enc->workspace + ws;
 	enc->out_cap = cap;
 	enc->cctx = ZSTD_initStaticCCtx(enc->workspace, ws);
-	if (!enc->cctx) {
+	/*
+	 * Streaming, from and into our own buffers (stable: no copies, no
+	 * buffers of zstd's). A static context starts with no content size
+	 * in its frames; the reader checks it.
+	 */
+	if (!enc->cctx ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(enc->cctx, ZSTD_c_compressionLevel, HS_ZSTD_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(enc->cctx, ZSTD_c_contentSizeFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(enc->cctx, ZSTD_c_stableInBuffer, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(enc->cctx, ZSTD_c_stableOutBuffer, 1))) {
 		munmap(mem, total);
 		return -ENOMEM;
 	}
@@ -72,18 +86,42 @@ void hs_encoder_free(struct hs_encoder *enc)
 		munmap(enc, enc->total_size);
 }
 
+void hs_encoder_set_pause(struct hs_encoder *enc, void (*fn)(void *), void *arg)
+{
+	enc->pause = fn;
+	enc->pause_arg = arg;
+}
+
 int hs_encoder_chunk(struct hs_encoder *enc, const void *raw, size_t raw_len,
 		     const void **chunk, size_t *chunk_len)
 {
 	uint8_t *h = enc->out;
-	size_t n;
+	ZSTD_outBuffer out = { h + HS_CHUNK_HEADER_SIZE, enc->out_cap - HS_CHUNK_HEADER_SIZE, 0 };
+	ZSTD_inBuffer in = { raw, 0, 0 };
+	size_t left, n;
 
 	if (raw_len > HS_CHUNK_MAX_RAW)
 		return -E2BIG;
-	n = ZSTD_compressCCtx(enc->cctx, h + HS_CHUNK_HEADER_SIZE, enc->out_cap - HS_CHUNK_HEADER_SIZE,
-			      raw, raw_len, HS_ZSTD_LEVEL);
-	if (ZSTD_isError(n))
+	ZSTD_CCtx_reset(enc->cctx, ZSTD_reset_session_only);
+	if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(enc->cctx, raw_len)))
 		return -EIO;
+	for (;;) {
+		int last;
+
+		in.size = raw_len - in.size > HS_ZSTD_SEGMENT ? in.size + HS_ZSTD_SEGMENT : raw_len;
+		last = in.size == raw_len;
+		left = ZSTD_compressStream2(enc->cctx, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
+		if (ZSTD_isError(left))
+			return -EIO;
+		/* the output has room for the whole frame (compressBound): the end leaves nothing to flush */
+		if (last)
+			break;
+		if (enc->pause)
+			enc->pause(enc->pause_arg);
+	}
+	if (left || in.pos != raw_len)
+		return -EIO;
+	n = out.pos;
 	hs_put_u32(h, HS_CHUNK_MAGIC);
 	hs_put_u32(h + 4, HS_CHUNK_ZSTD);
 	hs_put_u32(h + 8, (uint32_t)n);

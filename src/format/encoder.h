@@ -17,6 +17,13 @@ int hs_encoder_new(struct hs_encoder **out);
 void hs_encoder_free(struct hs_encoder *enc);
 
 /*
+ * fn(arg) runs between two pieces of a chunk's compression (128 KiB of
+ * input each); NULL for none. The tracer's writer ends its stamp epochs
+ * there (src/tracer/writer.c put_chunk).
+ */
+void hs_encoder_set_pause(struct hs_encoder *enc, void (*fn)(void *), void *arg);
+
+/*
  * Compresses raw (at most HS_CHUNK_MAX_RAW bytes) into one chunk; *chunk
  * points into the encoder and stays valid until the next call.
  */

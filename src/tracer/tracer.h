@@ -37,6 +37,12 @@
  * fresh stamps for them cost nothing to see.
  */
 #define HS_STAMP_RUN_GAP_NS 500
+/*
+ * A thread that stamps this many events in an epoch without runs, as fast
+ * as that, asks the writer for runs (hooks.c ask_runs): after a pass that
+ * found few events, the writer sleeps till its tick.
+ */
+#define HS_STAMP_ASK 256
 #define HS_RING_EVENTS (32u << 10)
 #define HS_STACK_CACHE 8192  /* slots of the (parent, ip) -> node cache, 2 per set */
 #define HS_WALK_SETS 32      /* recent whole walks per thread, by their first frame: sets of HS_WALK_WAYS */
@@ -175,6 +181,8 @@ struct hs_thread {
 	uint64_t last_ts;           /* the thread's latest stamp: an unfenced one never goes below it */
 	uint32_t stamp_left;        /* owner only: events that may still take last_ts as their stamp (hooks.c unfenced) */
 	uint32_t stamp_epoch;       /* ... while hs_g.stamp_epoch is this */
+	uint32_t ask_count;         /* owner only: fresh stamps since ask_from, in an epoch without runs */
+	uint64_t ask_from;
 	uint64_t calls[HS_FN_COUNT];  /* owner adds with hs_local_add, the writer reads (__atomic_load_n) */
 	uint64_t bytes[HS_FN_COUNT];
 	/* calls and bytes when tracing last started: the hot hooks count even while it is not active */
@@ -242,6 +250,8 @@ struct hs_global {
 	 * which the writer will end soon (hooks.c unfenced).
 	 */
 	_Alignas(64) _Atomic uint32_t stamp_epoch;
+	_Atomic uint64_t ask_ticks;     /* HS_STAMP_ASK fresh stamps within this many ticks ask for runs */
+	atomic_int runs_asked;          /* ... and set this: the writer's next pass lets runs start */
 	atomic_int test_stall;          /* tests (raise_full): the writer drains nothing meanwhile */
 };
 

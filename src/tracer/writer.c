@@ -163,16 +163,31 @@ static const char *write_failure(void)
 
 static void take_meta(void);
 
+/* Between two pieces of a chunk's compression, as a pass would: the threads' runs of stamps stay short. */
+static void end_epoch(void *arg)
+{
+	(void)arg;
+	hs_stamp_epoch_end(1);
+}
+
 /* Compresses and appends the chunk; when that fails, tracing stops (write_last still tries its last records). */
 static void put_chunk(void)
 {
 	const void *c;
 	size_t n;
-	/* compressing and writing take milliseconds, when no pass ends the threads' runs of stamps: none meanwhile */
-	int runs = atomic_load_explicit(&hs_g.stamp_epoch, memory_order_relaxed) & 1;
+	int rc, runs = atomic_load_explicit(&hs_g.stamp_epoch, memory_order_relaxed) & 1;
 
+	/*
+	 * Compressing takes milliseconds, when no pass ends the epoch: it ends
+	 * one between every 128 KiB of input. With no epoch ended meanwhile,
+	 * and so every stamp fresh, 14% of Python's events came while the
+	 * writer compressed. Writing may block: no runs then.
+	 */
+	hs_stamp_epoch_end(runs);
+	hs_encoder_set_pause(enc, runs ? end_epoch : NULL, NULL);
+	rc = hs_builder_flush(chunk, enc, &c, &n);
 	hs_stamp_epoch_end(0);
-	if (hs_builder_flush(chunk, enc, &c, &n) < 0) {
+	if (rc < 0) {
 		hs_disable("cannot compress a chunk of the trace; tracing stopped");
 	} else if (write_all(c, n) < 0) {
 		write_failed = 1;
@@ -882,6 +897,8 @@ static void *writer_main(void *arg)
 			hs_lock_take(&hs_g.writer_lock);
 			hs_clock_refine();
 			hold_ticks = hs_ns_to_ticks(HS_HOLD_NS);
+			atomic_store_explicit(&hs_g.ask_ticks, hs_ns_to_ticks(HS_STAMP_ASK * HS_STAMP_RUN_GAP_NS),
+					      memory_order_relaxed);
 			emit_rss(0);
 			if (chunks_since_totals >= 10) {
 				emit_totals();
@@ -906,13 +923,15 @@ static void *writer_main(void *arg)
 		else
 			to.tv_nsec = (long)(next_tick > now ? next_tick - now : 1000);
 		/*
-		 * Events are coming fast: the threads may share stamps within
-		 * the epoch this pass starts (hooks.c unfenced), and the writer
-		 * is back within a tick to end it. Before a longer sleep, the
-		 * new epoch lets no run start.
+		 * Events are coming fast (this pass drained them, or a thread
+		 * saw them and asked): the threads may share stamps within the
+		 * epoch this pass starts (hooks.c unfenced), and the writer is
+		 * back within a tick to end it. Before a longer sleep, the new
+		 * epoch lets no run start.
 		 */
 		now = hs_now_ns();
-		runs = drained && drained * HS_STAMP_RUN_GAP_NS >= now - last_pass &&
+		runs = atomic_exchange(&hs_g.runs_asked, 0);
+		runs = (runs || (drained && drained * HS_STAMP_RUN_GAP_NS >= now - last_pass)) &&
 		       hs_g.cfg.time_resolution_ns >= HS_STAMP_TICK_NS;
 		if (runs && to.tv_nsec > (long)HS_STAMP_TICK_NS)
 			to.tv_nsec = (long)HS_STAMP_TICK_NS;
