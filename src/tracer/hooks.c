@@ -860,7 +860,7 @@ __attribute__((noinline, cold)) static int solo_claim(struct hs_thread *t)
  * In an epoch without runs every stamp is fresh, till the writer's next
  * pass: a tick (10 ms) away when its last pass found few events. After a
  * lull (Python's collector walking its objects) a program allocating fast
- * again read the clock at every event for those milliseconds: 4.5M of
+ * again read the clock at every event for those milliseconds: 4.8M of
  * Python's 37.7M events did. Events that fast ask the writer for runs.
  */
 static void ask_runs(struct hs_thread *t, uint32_t epoch, uint64_t ts)
