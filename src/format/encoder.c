@@ -24,9 +24,6 @@ struct hs_encoder {
 	void *pause_arg;
 };
 
-/* zstd's largest block: the input goes in this much at a time, the pause between */
-#define HS_ZSTD_SEGMENT (128u << 10)
-
 void hs_header_encode(uint8_t out[HS_FILE_HEADER_SIZE], uint32_t flags, uint64_t sample_bytes,
 		      uint64_t start_realtime_ns, uint32_t pid, uint32_t time_resolution_ns)
 {
@@ -108,7 +105,8 @@ int hs_encoder_chunk(struct hs_encoder *enc, const void *raw, size_t raw_len,
 	for (;;) {
 		int last;
 
-		in.size = raw_len - in.size > HS_ZSTD_SEGMENT ? in.size + HS_ZSTD_SEGMENT : raw_len;
+		/* a block of zstd's largest (128 KiB) at a time, the pause between */
+		in.size = raw_len - in.size > ZSTD_BLOCKSIZE_MAX ? in.size + ZSTD_BLOCKSIZE_MAX : raw_len;
 		last = in.size == raw_len;
 		left = ZSTD_compressStream2(enc->cctx, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
 		if (ZSTD_isError(left))
