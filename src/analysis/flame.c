@@ -196,8 +196,8 @@ static int tree(struct hs_flame *fl, struct hs_stacks *st)
 	return 0;
 }
 
-int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
-		   enum hs_flame_weight weight, uint64_t at_ns, int down)
+int hs_flame_weights(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		     enum hs_flame_weight weight, uint64_t at_ns, int down)
 {
 	uint32_t last_stack = UINT32_MAX, last_k = 0;
 	int rc = 0, all = hs_filter_passes_all(f);
@@ -234,9 +234,16 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 		fl->total += w;
 		fl->count += c;
 	}
-	rc = tree(fl, st);
 out:
 	return rc;
+}
+
+int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		   enum hs_flame_weight weight, uint64_t at_ns, int down)
+{
+	int rc = hs_flame_weights(fl, t, f, st, weight, at_ns, down);
+
+	return rc < 0 ? rc : tree(fl, st);
 }
 
 /* Streaming: weights per stack id as the fates come (stacks are known only after the pass), folded at the end. */
@@ -300,8 +307,8 @@ int hs_flame_sink(void *arg, const struct hs_fate *fates, size_t n)
 	return 0;
 }
 
-int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
-			   struct hs_stacks *st, int down)
+int hs_flame_stream_weights(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
+			    struct hs_stacks *st, int down)
 {
 	int rc;
 
@@ -323,7 +330,15 @@ int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, cons
 		fl->total += fs->w[id];
 		fl->count += fs->c[id];
 	}
-	return tree(fl, st);
+	return 0;
+}
+
+int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
+			   struct hs_stacks *st, int down)
+{
+	int rc = hs_flame_stream_weights(fs, fl, t, st, down);
+
+	return rc < 0 ? rc : tree(fl, st);
 }
 
 void hs_flame_stream_free(struct hs_flame_stream *fs)

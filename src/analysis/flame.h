@@ -57,6 +57,13 @@ struct hs_flame {
  */
 int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		   enum hs_flame_weight weight, uint64_t at_ns, int down);
+/*
+ * The sums alone, without the tree (nodes stays NULL): what the folded
+ * format prints. Merging clang's 31,000 backtraces of 40 frames into the
+ * tree took a third of the time of writing them folded, for nothing.
+ */
+int hs_flame_weights(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
+		     enum hs_flame_weight weight, uint64_t at_ns, int down);
 void hs_flame_free(struct hs_flame *fl);
 
 /*
@@ -71,6 +78,9 @@ int hs_flame_stream_begin(struct hs_flame_stream **out, struct hs_filter *f, uin
 int hs_flame_sink(void *arg, const struct hs_fate *fates, size_t n);
 int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
 			   struct hs_stacks *st, int down);
+/* hs_flame_stream_finish without the tree, as hs_flame_weights */
+int hs_flame_stream_weights(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
+			    struct hs_stacks *st, int down);
 void hs_flame_stream_free(struct hs_flame_stream *fs);
 
 /* Frame name as flame graphs and the folded format show it (never contains ';'). */

@@ -208,11 +208,25 @@ void hs_timeline_free(struct hs_timeline *tl)
  * the sums (an epoch per stack), since every block that went out before
  * it was freed before it.
  */
+/* One change of a stack's series, kept as such while the stack has few (struct per_stack). */
+struct change {
+	uint32_t k;
+	double w;
+};
+
+/*
+ * A stack's series starts as a list of changes and becomes a difference
+ * array of npoints + 1 only once the list would be larger: clang's 145,000
+ * stacks, most with a block or two, each had an array of 4 KB made and
+ * zeroed, 40% of the pass (timeline of one compile 0.78 s, 119 MB).
+ */
 struct per_stack {
 	struct hs_top_row row;   /* peak_bytes: for epoch only */
 	uint32_t epoch;
 	uint64_t records;
-	double *d;               /* npoints + 1, made at the first block alive at a moment sampled */
+	double *d;               /* npoints + 1, or NULL while the changes fit in ch */
+	struct change *ch;
+	uint32_t nch, chcap;
 };
 
 struct hs_timeline_stream {
@@ -264,10 +278,56 @@ static struct hs_top_row *row_now(struct hs_timeline_stream *ts, struct per_stac
 	return &p->row;
 }
 
+static void change_add(struct per_stack *p, uint32_t k, double w)
+{
+	/* blocks of one stack mostly come and go at the same moments */
+	if (p->nch && p->ch[p->nch - 1].k == k) {
+		p->ch[p->nch - 1].w += w;
+		return;
+	}
+	p->ch[p->nch].k = k;
+	p->ch[p->nch++].w = w;
+}
+
+/* span() into a stack that has no array yet: its list grows, up to the array's size, then becomes the array. */
+static int stack_span(struct hs_timeline_stream *ts, struct per_stack *p, uint32_t k1, uint32_t k2, double b)
+{
+	uint32_t n = ts->n;
+
+	if (p->nch + 2 > p->chcap) {
+		uint32_t cap = p->chcap ? p->chcap * 2 : 4;
+		struct change *c;
+		if ((size_t)cap * sizeof(*c) >= (size_t)(n + 1) * sizeof(double)) {
+			if ((ts->bytes += (n + 1) * sizeof(double)) > STREAM_CAP)
+				return -E2BIG;
+			if (!(p->d = calloc(n + 1, sizeof(double))))
+				return -ENOMEM;
+			for (uint32_t i = 0; i < p->nch; i++)
+				p->d[p->ch[i].k] += p->ch[i].w;
+			ts->bytes -= (size_t)p->chcap * sizeof(*c);
+			free(p->ch);
+			p->ch = NULL;
+			p->nch = p->chcap = 0;
+			span(p->d, k1, k2, b);
+			return 0;
+		}
+		if ((ts->bytes += (size_t)(cap - p->chcap) * sizeof(*c)) > STREAM_CAP)
+			return -E2BIG;
+		if (!(c = realloc(p->ch, cap * sizeof(*c))))
+			return -ENOMEM;
+		p->ch = c;
+		p->chcap = cap;
+	}
+	change_add(p, k1, b);
+	if (k2 != UINT32_MAX)
+		change_add(p, k2, -b);
+	return 0;
+}
+
 static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a, uint64_t seq, uint64_t peak_rises)
 {
 	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
-	uint32_t n = ts->n, k1 = first_at(&ts->m, t0), k2 = t1 < t0 ? first_at(&ts->m, t1) : death_at(&ts->m, k1, t1);
+	uint32_t k1 = first_at(&ts->m, t0), k2 = t1 < t0 ? first_at(&ts->m, t1) : death_at(&ts->m, k1, t1);
 	double w = ts->t.sample_bytes ? hs_alloctab_weight(&ts->t, size) : 1.0, b = (double)size * w;
 	struct per_stack *p;
 	struct hs_top_row *r;
@@ -309,13 +369,10 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	if (k1 != k2) {
 		if (!ts->all)
 			span(ts->filtered, k1, k2, b);
-		if (!p->d) {
-			if ((ts->bytes += (n + 1) * sizeof(double)) > STREAM_CAP)
-				return -E2BIG;
-			if (!(p->d = calloc(n + 1, sizeof(double))))
-				return -ENOMEM;
-		}
-		span(p->d, k1, k2, b);
+		if (p->d)
+			span(p->d, k1, k2, b);
+		else
+			return stack_span(ts, p, k1, k2, b);
 	}
 	return 0;
 }
@@ -383,13 +440,18 @@ int hs_timeline_stream_finish(struct hs_timeline_stream *ts, struct hs_timeline 
 		struct per_stack *p = ts->stacks[id];
 		uint32_t key, g;
 		double *d;
-		if (!p || !p->records || !p->d)
+		if (!p || !p->records || (!p->d && !p->nch))
 			continue;
 		key = hs_stacks_key(st, id);
 		g = key < nkeys ? slot[key] : UINT32_MAX;
 		d = g != UINT32_MAX ? tl->groups + (size_t)g * (n + 1) : tl->other;
-		for (uint32_t k = 0; k <= n; k++)
-			d[k] += p->d[k];
+		if (p->d) {
+			for (uint32_t k = 0; k <= n; k++)
+				d[k] += p->d[k];
+		} else {
+			for (uint32_t i = 0; i < p->nch; i++)
+				d[p->ch[i].k] += p->ch[i].w;
+		}
 	}
 	series_finish(tl, t, ts->all);
 out:
@@ -406,6 +468,7 @@ void hs_timeline_stream_free(struct hs_timeline_stream *ts)
 	for (uint32_t i = 0; i < ts->nstacks; i++)
 		if (ts->stacks[i]) {
 			free(ts->stacks[i]->d);
+			free(ts->stacks[i]->ch);
 			free(ts->stacks[i]);
 		}
 	free(ts->stacks);
