@@ -13,7 +13,7 @@ enum hs_rank { HS_RANK_BYTES, HS_RANK_CALLS, HS_RANK_PEAK, HS_RANK_LEAKED, HS_RA
 
 /* One allocation site: a distinct backtrace. Figures are estimates when sampled. */
 struct hs_site {
-	uint32_t stack;
+	uint32_t stack;           /* its index, set for the sites with calls */
 	double calls, bytes;
 	double peak_bytes;        /* live bytes of this site at the moment of peak heap */
 	double leaked_count, leaked_bytes;

@@ -9,6 +9,7 @@
 #include <libiberty/demangle.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -554,6 +555,60 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * A radix sort on the uint64_t at offset key of each element of size
+ * bytes, least significant byte first, skipping the bytes all keys share
+ * (an address's top ones): qsort's calls through a comparator took a
+ * tenth of a report on clang, whose table of 150,000 symbols is sorted
+ * three ways each run. Stable, so ranges of one start stay in table
+ * order. Without memory for the copy, qsort with cmp.
+ */
+static void sort_by_u64(void *v, size_t n, size_t size, size_t key, int (*cmp)(const void *, const void *))
+{
+	struct keyed {
+		uint64_t key;
+		size_t i;
+	} *a = n > 64 ? malloc(n * sizeof(*a)) : NULL, *b = a ? malloc(n * sizeof(*b)) : NULL, *t;
+	char *out = b ? malloc(n * size) : NULL;
+
+	if (!out) {
+		free(a);
+		free(b);
+		qsort(v, n, size, cmp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&a[i].key, (char *)v + i * size + key, sizeof(a[i].key));
+		a[i].i = i;
+	}
+	for (int shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, pos = 0, d;
+
+		for (size_t i = 0; i < n; i++)
+			count[(a[i].key >> shift) & 0xff]++;
+		for (d = 0; d < 256 && !count[d]; d++)
+			;
+		if (count[d] == n)
+			continue;
+		for (d = 0; d < 256; d++) {
+			size_t c = count[d];
+			count[d] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[(a[i].key >> shift) & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * size, (char *)v + a[i].i * size, size);
+	memcpy(v, out, n * size);
+	free(a);
+	free(b);
+	free(out);
+}
+
 /* Every symbol's start and end, every section's: no memory, and no stretch is remembered. */
 static void symtab_bounds(struct symtab *t, Dwfl_Module *mod, int nsyms)
 {
@@ -581,7 +636,7 @@ static void symtab_bounds(struct symtab *t, Dwfl_Module *mod, int nsyms)
 		t->bounds[n++] = sh->sh_addr + bias;
 		t->bounds[n++] = sh->sh_addr + sh->sh_size + bias;
 	}
-	qsort(t->bounds, n, sizeof(*t->bounds), cmp_u64);
+	sort_by_u64(t->bounds, n, sizeof(*t->bounds), 0, cmp_u64);
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || t->bounds[k - 1] != t->bounds[i])
 			t->bounds[k++] = t->bounds[i];
@@ -653,7 +708,8 @@ static int symset_fill(struct symset *set, struct symtab *t, Dwfl_Module *mod, i
 		}
 		set->v[set->n++] = (struct symrange){ value, value + sym.st_size, (uint32_t)i, (uint8_t)bind_rank(&sym), name };
 	}
-	qsort(set->v, set->n, sizeof(*set->v), by_lo);
+	/* set->v is in table order: by start, then table index (by_lo) */
+	sort_by_u64(set->v, set->n, sizeof(*set->v), offsetof(struct symrange, lo), by_lo);
 	if (!(set->maxend = malloc((set->n + 1) * sizeof(*set->maxend)))) {
 		set->n = 0;
 		return -1;
@@ -688,10 +744,10 @@ static struct symtab *symtab_of(struct hs_symbols *s, Dwfl_Module *mod)
 	t->labels = malloc((size_t)n * sizeof(*t->labels));
 	t->sizeless = malloc((size_t)n * sizeof(*t->sizeless));
 	if (symset_fill(&t->global, t, mod, first == 0 ? 1 : first, n) == 0 && t->labels) {
-		qsort(t->labels, t->nlabels, sizeof(*t->labels), cmp_u64);
+		sort_by_u64(t->labels, t->nlabels, sizeof(*t->labels), 0, cmp_u64);
 		t->complete = symset_fill(&t->local, t, mod, 1, first) == 0 && t->sizeless;
 		if (t->sizeless)
-			qsort(t->sizeless, t->nsizeless, sizeof(*t->sizeless), cmp_u64);
+			sort_by_u64(t->sizeless, t->nsizeless, sizeof(*t->sizeless), 0, cmp_u64);
 	}
 	symtab_bounds(t, mod, n);
 	return t;
