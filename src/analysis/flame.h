@@ -59,8 +59,8 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 		   enum hs_flame_weight weight, uint64_t at_ns, int down);
 /*
  * The sums alone, without the tree (nodes stays NULL): what the folded
- * format prints. Merging clang's 31,000 backtraces of 40 frames into the
- * tree took a third of the time of writing them folded, for nothing.
+ * format prints. Merging a clang compile's 31,000 backtraces of 40 frames
+ * into the tree was half the time of writing them folded, for nothing.
  */
 int hs_flame_weights(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
 		     enum hs_flame_weight weight, uint64_t at_ns, int down);
