@@ -269,7 +269,7 @@ static void on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_
 	ps->heap -= bytes;
 }
 
-static double key_of(const struct hs_site *s, int k)
+double hs_site_rank_value(const struct hs_site *s, enum hs_rank k)
 {
 	switch (k) {
 	case HS_RANK_BYTES: return s->bytes;
@@ -280,9 +280,9 @@ static double key_of(const struct hs_site *s, int k)
 }
 
 /* Site i comes before site j in ranking k: the larger value, then the lower stack id. */
-static int before(const struct hs_report *rep, int k, uint32_t i, uint32_t j)
+static int before(const struct hs_report *rep, enum hs_rank k, uint32_t i, uint32_t j)
 {
-	double x = key_of(&rep->sites[i], k), y = key_of(&rep->sites[j], k);
+	double x = hs_site_rank_value(&rep->sites[i], k), y = hs_site_rank_value(&rep->sites[j], k);
 
 	return x != y ? x > y : i < j;
 }
@@ -300,10 +300,10 @@ static void rank(struct hs_report *rep)
 		if (!(rep->sites[i].calls > 0))
 			continue;
 		rep->sites[i].stack = i;
-		for (int k = 0; k < HS_RANK_COUNT; k++) {
+		for (enum hs_rank k = 0; k < HS_RANK_COUNT; k++) {
 			uint32_t *top = rep->top[k];
 			int n = rep->ntop[k], j;
-			if (!(key_of(&rep->sites[i], k) > 0) || (n == HS_REPORT_TOP && !before(rep, k, i, top[n - 1])))
+			if (!(hs_site_rank_value(&rep->sites[i], k) > 0) || (n == HS_REPORT_TOP && !before(rep, k, i, top[n - 1])))
 				continue;
 			if (n < HS_REPORT_TOP)
 				n = ++rep->ntop[k];

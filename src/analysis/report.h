@@ -55,6 +55,8 @@ struct hs_report {
 
 /* Reads the whole trace; on error returns <0 and hs_reader_error(r) tells why. */
 int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_progress progress, void *arg);
+/* The figure ranking k orders sites by (largest first; ties go to the lower stack id). */
+double hs_site_rank_value(const struct hs_site *s, enum hs_rank k);
 void hs_report_free(struct hs_report *rep);
 
 #endif
