@@ -2019,6 +2019,7 @@ static void jump_out(struct __jmp_buf_tag *env)
 	t->no_alloc = 0;
 	t->in_unwind = 0;
 	t->on_walk_stack = 0;
+	hs_stacks_jumped_out(t);
 	t->uw.n = 0;
 	for (int i = 0; i < HS_SET_HAZARDS; i++)
 		atomic_store(&t->set_hazard[i], NULL);

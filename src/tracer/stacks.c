@@ -18,18 +18,29 @@
  * parent's). Slots of 16 bytes that held the node were most of the
  * tracer's memory in a program of many backtraces: clang, 311,000 nodes,
  * 16 MiB of table.
+ *
+ * A thread whose cache misses looks a node up without the lock first:
+ * taking it means blocking signals (two system calls, 2 us on a VM), and
+ * a clang compile's 66,500 lookups under the lock found an existing node
+ * in 35,500 of them. So a slot is written whole, after the node's
+ * arrays and its record, and the table grows into a new generation that
+ * is published whole; the old one is unmapped only once no lookup without
+ * the lock is under way (readers), else at a later growth.
  */
-struct slot {
-	uint32_t id;     /* 0: empty */
-	uint32_t tag;    /* the hash's high half: most probes of other nodes stop here */
+struct nodes {
+	size_t cap;
+	_Atomic uint64_t *slots;   /* id | the hash's high half << 32; 0: empty */
+	uint64_t *ip_of;           /* by id, up to cap / 2 + 1 of them */
+	uint32_t *parent_of;
 };
 
 static struct hs_lock stack_lock = HS_LOCK_INIT;
-static struct slot *table;
-static size_t table_cap, table_used;
+static struct nodes gens[40];          /* generation g: 2^(10 + g) slots */
+static int gen, mapped_from;           /* gens[mapped_from .. gen] are mapped; under stack_lock */
+static struct nodes *_Atomic cur;      /* gens[gen], for lookups without the lock */
+static _Atomic int readers;            /* lookups without the lock under way */
+static size_t table_used;
 static uint32_t next_id = 1;
-static uint64_t *ip_of;      /* by id, up to table_cap / 2 + 1 of them */
-static uint32_t *parent_of;
 
 static inline uint64_t mix(uint64_t h)
 {
@@ -52,97 +63,162 @@ static inline size_t ids_for(size_t cap)
 	return cap / 2 + 1;
 }
 
-static int nodes_map(size_t cap, struct slot **t, uint64_t **ips, uint32_t **parents)
+static void nodes_unmap(struct nodes *n)
 {
-	*t = hs_map(cap * sizeof(**t));
-	*ips = hs_map(ids_for(cap) * sizeof(**ips));
-	*parents = hs_map(ids_for(cap) * sizeof(**parents));
-	if (*t && *ips && *parents)
-		return 0;
-	hs_unmap(*t, cap * sizeof(**t));
-	hs_unmap(*ips, ids_for(cap) * sizeof(**ips));
-	hs_unmap(*parents, ids_for(cap) * sizeof(**parents));
-	return -1;
+	hs_unmap((void *)n->slots, n->cap * sizeof(*n->slots));
+	hs_unmap(n->ip_of, ids_for(n->cap) * sizeof(*n->ip_of));
+	hs_unmap(n->parent_of, ids_for(n->cap) * sizeof(*n->parent_of));
+	memset(n, 0, sizeof(*n));
 }
 
-static void nodes_unmap(size_t cap, struct slot *t, uint64_t *ips, uint32_t *parents)
+static int nodes_map(struct nodes *n, size_t cap)
 {
-	hs_unmap(t, cap * sizeof(*t));
-	hs_unmap(ips, ids_for(cap) * sizeof(*ips));
-	hs_unmap(parents, ids_for(cap) * sizeof(*parents));
+	n->cap = cap;
+	n->slots = hs_map(cap * sizeof(*n->slots));
+	n->ip_of = hs_map(ids_for(cap) * sizeof(*n->ip_of));
+	n->parent_of = hs_map(ids_for(cap) * sizeof(*n->parent_of));
+	if (n->slots && n->ip_of && n->parent_of)
+		return 0;
+	nodes_unmap(n);
+	return -1;
 }
 
 int hs_stacks_init(void)
 {
 	/* small, growing: a first size of 65,536 slots scattered a short program's nodes over a page fault each (59 of ls's) */
-	table_cap = 1u << 10;
-	if (nodes_map(table_cap, &table, &ip_of, &parent_of) < 0)
+	gen = mapped_from = 0;
+	if (nodes_map(&gens[0], (size_t)1 << 10) < 0)
 		return -1;
+	atomic_store(&cur, &gens[0]);
 	return hs_unwind_init();
 }
 
 /* Tracing could not start: the program gets the memory back. */
 void hs_stacks_release(void)
 {
-	nodes_unmap(table_cap, table, ip_of, parent_of);
-	table = NULL;
-	ip_of = NULL;
-	parent_of = NULL;
+	atomic_store(&cur, NULL);
+	for (int g = mapped_from; g <= gen; g++)
+		nodes_unmap(&gens[g]);
 	hs_unwind_release();
 }
 
 void hs_stacks_reset(void)
 {
 	hs_lock_reset(&stack_lock);
-	memset(table, 0, table_cap * sizeof(*table));
+	memset((void *)gens[gen].slots, 0, gens[gen].cap * sizeof(*gens[gen].slots));
 	table_used = 0;
 	next_id = 1;
 }
 
+/* In a forked child: the lookups other threads of the parent had under way are not the child's. */
+void hs_stacks_after_fork(void)
+{
+	atomic_store(&readers, 0);
+	hs_stacks_reset();
+}
+
+/* Unmaps the generations before the current one, unless a lookup may still read them. */
+static void reclaim(void)
+{
+	if (atomic_load(&readers) != 0)
+		return;
+	for (; mapped_from < gen; mapped_from++)
+		nodes_unmap(&gens[mapped_from]);
+}
+
 static int grow(void)
 {
-	size_t ncap = table_cap * 2, mask = ncap - 1;
-	struct slot *nt;
-	uint64_t *nip;
-	uint32_t *npar;
+	struct nodes *o = &gens[gen], *n;
+	size_t mask;
 
-	if (nodes_map(ncap, &nt, &nip, &npar) < 0)
+	if (gen + 1 == (int)(sizeof(gens) / sizeof(gens[0])))
 		return -1;
-	memcpy(nip, ip_of, next_id * sizeof(*nip));
-	memcpy(npar, parent_of, next_id * sizeof(*npar));
-	for (size_t i = 0; i < table_cap; i++) {
-		uint32_t id = table[i].id;
+	n = &gens[gen + 1];
+	if (nodes_map(n, o->cap * 2) < 0)
+		return -1;
+	mask = n->cap - 1;
+	memcpy(n->ip_of, o->ip_of, next_id * sizeof(*n->ip_of));
+	memcpy(n->parent_of, o->parent_of, next_id * sizeof(*n->parent_of));
+	for (size_t i = 0; i < o->cap; i++) {
+		uint64_t sl = atomic_load_explicit(&o->slots[i], memory_order_relaxed);
+		uint32_t id = (uint32_t)sl;
 		if (!id)
 			continue;
-		size_t j = node_hash(npar[id], nip[id]) & mask;
-		while (nt[j].id)
+		size_t j = node_hash(n->parent_of[id], n->ip_of[id]) & mask;
+		while (atomic_load_explicit(&n->slots[j], memory_order_relaxed))
 			j = (j + 1) & mask;
-		nt[j] = table[i];
+		atomic_store_explicit(&n->slots[j], sl, memory_order_relaxed);
 	}
-	nodes_unmap(table_cap, table, ip_of, parent_of);
-	table = nt;
-	ip_of = nip;
-	parent_of = npar;
-	table_cap = ncap;
+	/* seq_cst: a lookup that counted itself in readers after this store reads the new generation */
+	atomic_store(&cur, n);
+	gen++;
+	reclaim();
 	return 0;
+}
+
+/*
+ * The node's id if it is in the table, else 0, without the lock: from
+ * whichever generation is current (one growing meanwhile leaves it
+ * mapped). A signal handler's lookup nests in it, counted as well.
+ */
+static uint32_t node_find(struct hs_thread *t, uint32_t parent, uint64_t ip)
+{
+	uint64_t h = node_hash(parent, ip);
+	uint32_t tag = (uint32_t)(h >> 32), id = 0;
+	const struct nodes *n;
+
+	/*
+	 * Counted in readers before node_reads, and out of it after: a
+	 * handler that jumps out in between leaves readers one too high (old
+	 * generations stay mapped), never too low (one unmapped under a lookup).
+	 */
+	atomic_fetch_add(&readers, 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->node_reads++;
+	n = atomic_load(&cur);
+	for (size_t j = h & (n->cap - 1);; j = (j + 1) & (n->cap - 1)) {
+		uint64_t sl = atomic_load_explicit(&n->slots[j], memory_order_acquire);
+		if (!sl)
+			break;
+		if ((uint32_t)(sl >> 32) == tag && n->ip_of[(uint32_t)sl] == ip && n->parent_of[(uint32_t)sl] == parent) {
+			id = (uint32_t)sl;
+			break;
+		}
+	}
+	t->node_reads--;
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_fetch_sub(&readers, 1);
+	return id;
+}
+
+/* A signal handler jumped out of this thread's lookups (hooks.c jump_out): they read no more. */
+void hs_stacks_jumped_out(struct hs_thread *t)
+{
+	if (t->node_reads) {
+		atomic_fetch_sub(&readers, t->node_reads);
+		t->node_reads = 0;
+	}
 }
 
 static uint32_t node_get(uint32_t parent, uint64_t ip)
 {
+	struct nodes *n;
 	size_t j;
 	uint8_t rec[1 + 3 * HS_VARINT_MAX], *p;
 	uint64_t h;
 	uint32_t tag, id;
 
-	if ((table_used + 1) * 2 > table_cap && grow() < 0)
+	if ((table_used + 1) * 2 > gens[gen].cap && grow() < 0)
 		return 0;
+	n = &gens[gen];
 	h = node_hash(parent, ip);
 	tag = (uint32_t)(h >> 32);
-	j = h & (table_cap - 1);
-	while ((id = table[j].id) != 0) {
-		if (table[j].tag == tag && ip_of[id] == ip && parent_of[id] == parent)
+	j = h & (n->cap - 1);
+	for (uint64_t sl; (sl = atomic_load_explicit(&n->slots[j], memory_order_relaxed)) != 0;) {
+		id = (uint32_t)sl;
+		if ((uint32_t)(sl >> 32) == tag && n->ip_of[id] == ip && n->parent_of[id] == parent)
 			return id;
-		j = (j + 1) & (table_cap - 1);
+		j = (j + 1) & (n->cap - 1);
 	}
 	/*
 	 * The module map names the node's file before the node is written: a
@@ -153,23 +229,28 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
 		hs_modules_scan();
 	else
 		hs_modules_poll();
-	id = next_id++;
-	ip_of[id] = ip;
-	parent_of[id] = parent;
-	table[j].tag = tag;
-	table[j].id = id;
-	table_used++;
+	id = next_id;
+	n->ip_of[id] = ip;
+	n->parent_of[id] = parent;
 	/*
 	 * Format 4.0: the id is the next one, so left out (written, it made
 	 * every record unlike the others to zstd: python3's table in the file
 	 * 100 to 29 KB without it); the parent by its distance, the address
-	 * from the parent's (mostly the same library).
+	 * from the parent's (mostly the same library). The record goes before
+	 * the slot: a thread that finds the node without the lock may name it
+	 * in an event at once, and the writer takes records before events.
 	 */
 	p = rec;
 	*p++ = HS_REC_STACK;
 	p = hs_varint_put(p, id - parent);
-	p = hs_varint_put(p, hs_zigzag((int64_t)(ip - (parent ? ip_of[parent] : 0))));
+	p = hs_varint_put(p, hs_zigzag((int64_t)(ip - (parent ? n->ip_of[parent] : 0))));
 	hs_meta_append(rec, (size_t)(p - rec));
+	atomic_store_explicit(&n->slots[j], (uint64_t)tag << 32 | id, memory_order_release);
+	next_id++;
+	table_used++;
+	/* generations a lookup still read when the table grew */
+	if (mapped_from < gen)
+		reclaim();
 	return id;
 }
 
@@ -214,7 +295,9 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 		} else if (set[1].ip == ip && set[1].parent == parent) {
 			id = set[1].id;
 		} else {
-			if (!locked) {
+			/* under the lock, a frame past a new node is new too: no lookup without it first */
+			id = locked ? 0 : node_find(t, parent, ip);
+			if (!id && !locked) {
 				/* a signal handler nested in a table update of this thread cannot take the lock */
 				if (t->in_stack_lock) {
 					parent = 0;
@@ -226,8 +309,7 @@ static uint32_t nodes_for(struct hs_thread *t, uint32_t parent, const uint64_t *
 				hs_lock_take(&stack_lock);
 				locked = 1;
 			}
-			id = node_get(parent, ip);
-			if (!id) {
+			if (!id && !(id = node_get(parent, ip))) {
 				parent = 0;
 				break;
 			}

@@ -901,7 +901,7 @@ static void fork_child(void)
 	hs_g.cfg.is_child = 1;
 	hs_loader_after_fork();
 	hs_meta_reset();
-	hs_stacks_reset();
+	hs_stacks_after_fork();
 	hs_unwind_after_fork();
 	for (int i = 0; i < HS_FN_COUNT; i++) {
 		atomic_store(&hs_g.folded_calls[i], 0);

@@ -163,6 +163,7 @@ struct hs_thread {
 	int internal;               /* owner only: >0 while tracer code that may allocate runs */
 	int saved_errno;            /* the program's errno, while internal: given back when it ends */
 	int in_stack_lock;          /* owner only: holds the stack table lock */
+	int node_reads;             /* owner only: stack table lookups without the lock under way (nested: more) */
 	int in_unwind;              /* owner only: t->uw is being rewritten */
 	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */
 	int on_walk_stack;          /* owner only: a libunwind walk runs on walk_stack (unwind.c) */
@@ -328,6 +329,8 @@ static inline uint64_t hs_ticks(void)
 int hs_stacks_init(void);
 uint32_t hs_stack_capture(struct hs_thread *t, const void *from);
 void hs_stacks_reset(void);
+void hs_stacks_after_fork(void);
+void hs_stacks_jumped_out(struct hs_thread *t);
 
 /* unwind.c */
 int hs_unwind_init(void);

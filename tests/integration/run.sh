@@ -88,7 +88,7 @@ cc_prog() { # out src [extra flags]
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
     underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
-    wanderer fdnum daemonchild execenv clearenv_exec deeprec; do
+    wanderer fdnum daemonchild execenv clearenv_exec deeprec stackmix; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -1985,6 +1985,55 @@ EOF2
     fi
 else
     fail threads/many-at-once "$HS_MISSING"
+fi
+
+# 4 threads allocate through 16,384 call paths they share, more than a
+# thread's cache of stack nodes holds: they find nodes other threads made
+# (without the table's lock) while others add nodes and the table grows.
+# Each block's size names its path, which its backtrace must show
+if [ $HAVE_HS = 1 ]; then
+    hs_record stackmix -o "$W/stackmix.hst" -- "$P/stackmix"
+    if sa=$($U kv "$W/stackmix.out" allocs 2>/dev/null) && [ -s "$W/stackmix.hst" ] &&
+        timeout 120 "$HS" dump --backtraces "$W/stackmix.hst" >"$W/stackmix.dump" 2>"$W/stackmix.dump.err"; then
+        python3 - "$W/stackmix.dump" "$sa" <<'EOF2'
+import sys
+bad = checked = 0
+why = []
+cur = None
+def finish(c):
+    global bad, checked
+    if c is None:
+        return
+    size, frames = c
+    depth, bits = (size - 1) >> 14, (size - 1) & 0x3fff
+    want = ["leaf"] + ["right" if (bits >> i) & 1 else "left" for i in range(depth - 1, -1, -1)] + ["worker"]
+    checked += 1
+    if frames[:len(want)] != want:
+        bad += 1
+        if len(why) < 3:
+            why.append("size %d: %s, want %s" % (size, " ".join(frames[:len(want)]), " ".join(want)))
+for line in open(sys.argv[1]):
+    if line.startswith("    "):
+        if cur is not None:
+            cur[1].append(line.split()[0])
+        continue
+    finish(cur)
+    cur = None
+    f = line.split()
+    if len(f) >= 6 and f[2] == "alloc" and f[3] == "malloc" and int(f[5]) > 1 << 14:
+        cur = (int(f[5]), [])
+finish(cur)
+if checked != int(sys.argv[2]) or bad:
+    print("FAIL stacks/shared-paths: %d of %s blocks checked, %d with a wrong backtrace %s" % (checked, sys.argv[2], bad, "; ".join(why)))
+else:
+    print("ok stacks/shared-paths")
+EOF2
+    else
+        fail stacks/shared-paths "no trace or dump (rc $(cat "$W/stackmix.rc"): $(first_line "$W/stackmix.err") $(first_line "$W/stackmix.dump.err"))"
+    fi
+    rm -f "$W/stackmix.dump"
+else
+    fail stacks/shared-paths "$HS_MISSING"
 fi
 
 # Sampled, each thread's countdown is drawn at its first allocation: it
