@@ -6,6 +6,9 @@
 #   (b) churn-4t   same, 10M pairs over 4 threads
 #   (c) sqlite     Debian sqlite3, :memory:, 200k INSERTs into an indexed table, one txn
 #   (d) python     PYTHONMALLOC=malloc python3 -c '<dict/list loop, ~2 s natively>'
+#   (e) clang      clang -O2 -c src/format/reader.c: a large C++ program (LLVM), 690k
+#                  allocations through 145,000 stack nodes; no target, for comparison
+#                  (the others' backtraces make a few hundred to 18,000 nodes)
 # Modes, run side by side (interleaved, round after round):
 #   native | heapscope full | heapscope sampled (--sample 512K) | heaptrack
 # Then `heapscope report FILE` (and leaks, flame, timeline) vs `heaptrack_print FILE`
@@ -64,6 +67,8 @@ if ! command -v heaptrack >/dev/null || ! command -v heaptrack_print >/dev/null;
 fi
 HAVE_SQLITE=1
 command -v sqlite3 >/dev/null || { HAVE_SQLITE=0; log "bench: sqlite3 not found"; }
+HAVE_CLANG=1
+command -v clang >/dev/null || { HAVE_CLANG=0; log "bench: clang not found: (e) left out"; }
 
 # (c) SQL script, generated once (deterministic).
 "$PYTHON" - "$T/insert.sql" <<'EOF'
@@ -89,7 +94,7 @@ for i in range(2700000):
         d = {}
         l = []'
 
-ALL_WL="churn-1t churn-4t sqlite python"
+ALL_WL="churn-1t churn-4t sqlite python clang"
 # the analysis commands timed against heaptrack_print on the same traces
 HS_TOOLS="hsreport hsleaks hsflame hstimeline"
 # the same on one core, as issue 3 asks (the reader's second thread then stays off), and heaptrack_print beside them
@@ -104,7 +109,9 @@ if [ $HAVE_HT = 0 ]; then
     for wl in $WLS; do for m in heaptrack htprint htprint1; do DEAD[$wl:$m]="heaptrack not installed"; done; done
 fi
 [ $HAVE_SQLITE = 1 ] || WLS=$(echo "$WLS" | sed 's/sqlite//')
-declare -A WL_LABEL=([churn-1t]="(a) churn 1t" [churn-4t]="(b) churn 4t" [sqlite]="(c) sqlite" [python]="(d) python")
+[ $HAVE_CLANG = 1 ] || WLS=$(echo "$WLS" | sed 's/clang//')
+declare -A WL_LABEL=([churn-1t]="(a) churn 1t" [churn-4t]="(b) churn 4t" [sqlite]="(c) sqlite" [python]="(d) python"
+                     [clang]="(e) clang -c")
 
 # Sets CMD=(...) and WENV=(...) for a workload.
 wl_cmd() {
@@ -114,6 +121,7 @@ wl_cmd() {
         churn-4t) CMD=("$T/churn" 4 10000000) ;;
         sqlite)   CMD=(sqlite3 :memory: ".read $T/insert.sql") ;;
         python)   CMD=("$PYTHON" -c "$PY_CODE"); WENV=(PYTHONMALLOC=malloc) ;;
+        clang)    CMD=(clang -O2 -c "$ROOT/src/format/reader.c" -I"$ROOT/include" -o "$T/clang.o") ;;
     esac
 }
 
@@ -512,6 +520,7 @@ REP=$T/report.txt
     inwl() { case " $WLS " in *" $1 "*) return 0 ;; esac; return 1; }
     c1=(); c2=(); c3=(); c4=(); c5=(); c6=(); c7=()
     for wl in $WLS; do
+        [ "$wl" = clang ] && continue   # (e): for comparison, no target
         n=$(med "$wl" native)
         fr=$(pmed "$wl" full native)
         case $wl in churn-*) c1+=("$(le "$fr" 3)") ;; *) c2+=("$(le "$fr" 1.3)") ;; esac
@@ -525,6 +534,7 @@ REP=$T/report.txt
     echo
     echo "targets: full<=3x (a,b): $(verdict "${c1[@]}") | full<=1.3x (c,d): $(verdict "${c2[@]}") | sampled<=1.05x (all): $(verdict "${c3[@]}") | trace<=heaptrack: $(verdict "${c4[@]}") | report/leaks/flame/timeline>=4x faster: $(verdict "${c5[@]}"), on one core: $(verdict "${c7[@]}") | report RSS<=heaptrack_print: $(verdict "${c6[@]}")"
     inwl churn-1t && inwl churn-4t && inwl sqlite && inwl python || echo "(subset of workloads only: $WLS)"
+    inwl clang && echo "(e) has no target: a large C++ program beside the issue's four, for comparison"
 
     # ---- details
     echo
