@@ -207,19 +207,17 @@ void hs_timeline_free(struct hs_timeline *tl)
  * against the peak so far (HS_ALLOC_AT_PEAK), and a later peak restarts
  * the sums (an epoch per stack), since every block that went out before
  * it was freed before it.
- */
-/* One change of a stack's series, kept as such while the stack has few (struct per_stack). */
-struct change {
-	uint32_t k;
-	double w;
-};
-
-/*
+ *
  * A stack's series starts as a list of changes and becomes a difference
  * array of npoints + 1 only once the list would be larger: clang's 145,000
  * stacks, most with a block or two, each had an array of 4 KB made and
  * zeroed, half the pass (timeline of one compile 0.70 s, 115 MB).
  */
+struct change {
+	uint32_t k;
+	double w;
+};
+
 struct per_stack {
 	struct hs_top_row row;   /* peak_bytes: for epoch only */
 	uint32_t epoch;
