@@ -8,10 +8,9 @@
 /*
  * A stack id names a trie node; its record (id, parent, address) is written
  * once, so a new backtrace costs only the frames not seen before. Threads
- * keep a direct-mapped cache from a hash of the whole backtrace to its id,
- * so the shared table (and its lock) is touched only on a miss.
- */
-/*
+ * keep a 2-way cache of (parent, address) -> id, so the shared table is
+ * read only on a miss, and its lock taken only to add a node.
+ *
  * The table holds each node's id and 32 more bits of its hash, 8 bytes a
  * slot at most half full; the nodes themselves are arrays by id, which
  * their records need anyway (a node's address is written from its
@@ -39,7 +38,6 @@ static struct nodes gens[40];          /* generation g: 2^(10 + g) slots */
 static int gen, mapped_from;           /* gens[mapped_from .. gen] are mapped; under stack_lock */
 static struct nodes *_Atomic cur;      /* gens[gen], for lookups without the lock */
 static _Atomic int readers;            /* lookups without the lock under way */
-static size_t table_used;
 static uint32_t next_id = 1;
 
 static inline uint64_t mix(uint64_t h)
@@ -106,7 +104,6 @@ void hs_stacks_reset(void)
 {
 	hs_lock_reset(&stack_lock);
 	memset((void *)gens[gen].slots, 0, gens[gen].cap * sizeof(*gens[gen].slots));
-	table_used = 0;
 	next_id = 1;
 }
 
@@ -208,7 +205,8 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
 	uint64_t h;
 	uint32_t tag, id;
 
-	if ((table_used + 1) * 2 > gens[gen].cap && grow() < 0)
+	/* next_id - 1 nodes in the table: it grows before it is half full */
+	if ((size_t)next_id * 2 > gens[gen].cap && grow() < 0)
 		return 0;
 	n = &gens[gen];
 	h = node_hash(parent, ip);
@@ -247,7 +245,6 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
 	hs_meta_append(rec, (size_t)(p - rec));
 	atomic_store_explicit(&n->slots[j], (uint64_t)tag << 32 | id, memory_order_release);
 	next_id++;
-	table_used++;
 	/* generations a lookup still read when the table grew */
 	if (mapped_from < gen)
 		reclaim();
