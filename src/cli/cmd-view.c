@@ -60,8 +60,7 @@ static void on_progress(void *arg, uint64_t offset)
 {
 	struct loader *L = arg;
 	double done = 0, size = 0;
-
-	hs_api_progress(L->api, L->cur, offset);
+	uint64_t told = hs_api_progress(L->api, L->cur, offset);
 	for (int i = 0; i < L->n; i++) {
 		done += i < L->cur ? (double)L->size[i] : i == L->cur ? (double)offset : 0;
 		size += (double)L->size[i];
@@ -71,8 +70,15 @@ static void on_progress(void *arg, uint64_t offset)
 		L->shown = 1;
 	}
 	if (L->delay_ms > 0) {
-		struct timespec ts = { L->delay_ms / 1000, (L->delay_ms % 1000) * 1000000L };
+		/*
+		 * Then until a reply has told the new fraction (at most 10 s): a
+		 * fixed pause alone let a loaded machine's test client, slower than
+		 * the loader, see one fraction only.
+		 */
+		struct timespec ts = { L->delay_ms / 1000, (L->delay_ms % 1000) * 1000000L }, step = { 0, 10000000L };
 		nanosleep(&ts, NULL);
+		for (int i = 0; i < 1000 && hs_api_told(L->api) == told; i++)
+			nanosleep(&step, NULL);
 	}
 }
 

@@ -114,11 +114,25 @@ void hs_api_free(struct hs_api *api)
 	pthread_mutex_destroy(&api->lock);
 }
 
-void hs_api_progress(struct hs_api *api, int i, uint64_t offset)
+uint64_t hs_api_progress(struct hs_api *api, int i, uint64_t offset)
 {
+	uint64_t told;
+
 	pthread_mutex_lock(&api->state_lock);
 	api->t[i].offset = offset;
+	told = api->told;
 	pthread_mutex_unlock(&api->state_lock);
+	return told;
+}
+
+uint64_t hs_api_told(struct hs_api *api)
+{
+	uint64_t told;
+
+	pthread_mutex_lock(&api->state_lock);
+	told = api->told;
+	pthread_mutex_unlock(&api->state_lock);
+	return told;
 }
 
 static void totals(struct hs_api_trace *tr, const struct hs_alloctab *tab)
@@ -199,6 +213,7 @@ static int status_reply(struct hs_api *api, struct hs_api_reply *reply)
 	pthread_mutex_lock(&api->state_lock);
 	fprintf(f, "{\"schema\": \"heapscope-viewer-status/1\", \"state\": \"%s\", \"fraction\": %.4f, \"error\": ",
 		states[api->state], fraction(api));
+	api->told++;
 	if (api->state == HS_API_FAILED)
 		hs_json_string(f, api->err);
 	else
@@ -230,6 +245,8 @@ static int ready(struct hs_api *api, struct hs_api_reply *reply)
 	pthread_mutex_lock(&api->state_lock);
 	state = api->state;
 	frac = fraction(api);
+	if (state == HS_API_LOADING)
+		api->told++;
 	if (state == HS_API_FAILED)
 		snprintf(msg, sizeof(msg), "%s", api->err);
 	pthread_mutex_unlock(&api->state_lock);

@@ -33,7 +33,8 @@ struct hs_api {
 	struct hs_api_trace t[2];   /* t[0]: the trace, or the base of a comparison; t[1]: the new one */
 	int ntraces;
 	pthread_mutex_t lock;
-	pthread_mutex_t state_lock;     /* state, offsets, err */
+	pthread_mutex_t state_lock;     /* state, offsets, err, told */
+	uint64_t told;                  /* replies that told the fraction read */
 	enum hs_api_state state;
 	char err[512];
 	int binary_dirs;                /* --binaries was given: for the words of the unnamed modules' warnings */
@@ -61,8 +62,14 @@ int hs_api_init(struct hs_api *api, int ntraces, const char *const *paths, struc
 		const uint64_t *sizes);
 void hs_api_free(struct hs_api *api);
 
-/* From the loading thread: trace i has been read up to this file offset. */
-void hs_api_progress(struct hs_api *api, int i, uint64_t offset);
+/*
+ * From the loading thread: trace i has been read up to this file offset.
+ * Returns how many replies have told the fraction read so far, for
+ * hs_api_told().
+ */
+uint64_t hs_api_progress(struct hs_api *api, int i, uint64_t offset);
+/* How many replies (the status, a 503) have told the fraction read. */
+uint64_t hs_api_told(struct hs_api *api);
 /* From the loading thread: every table is loaded (tabs[i] for trace i); the data endpoints answer from now on. */
 void hs_api_loaded(struct hs_api *api, const struct hs_alloctab *tabs);
 /* From the loading thread: loading failed; msg is what every data endpoint answers. */
