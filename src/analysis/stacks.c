@@ -277,24 +277,34 @@ uint32_t hs_stacks_folded(struct hs_stacks *st, uint32_t stack)
 	return f;
 }
 
-int hs_stacks_folded_frames(struct hs_stacks *st, uint32_t folded, struct hs_frame *out, int max)
+int hs_stacks_fold_step(struct hs_stacks *st, uint32_t folded, struct hs_frame *out, int max, uint32_t *parent)
 {
 	struct hs_frame fr[MAX_INLINE];
+	uint32_t hidden;
+	int n, k = 0;
+
+	*parent = 0;
+	if (!folded || folded >= st->nfold || max <= 0)
+		return 0;
+	n = ip_frames(st, st->fold_ip[folded], fr, &hidden);
+	if (st->fold_parent[folded] == HS_STACKS_FORCED) {
+		if (n > 0)
+			out[k++] = fr[0];
+		return k;
+	}
+	for (int i = 0; i < n && k < max; i++)
+		if (!(hidden >> i & 1))
+			out[k++] = fr[i];
+	*parent = st->fold_parent[folded];
+	return k;
+}
+
+int hs_stacks_folded_frames(struct hs_stacks *st, uint32_t folded, struct hs_frame *out, int max)
+{
 	int k = 0;
 
-	while (folded && folded < st->nfold && k < max) {
-		uint32_t hidden, parent = st->fold_parent[folded];
-		int n = ip_frames(st, st->fold_ip[folded], fr, &hidden);
-		if (parent == HS_STACKS_FORCED) {
-			if (n > 0)
-				out[k++] = fr[0];
-			break;
-		}
-		for (int i = 0; i < n && k < max; i++)
-			if (!(hidden >> i & 1))
-				out[k++] = fr[i];
-		folded = parent;
-	}
+	while (folded && k < max)
+		k += hs_stacks_fold_step(st, folded, out + k, max - k, &folded);
 	return k;
 }
 

@@ -69,6 +69,13 @@ int hs_stacks_frames(struct hs_stacks *st, uint32_t stack, struct hs_frame *out,
 /* Same, for a folded backtrace id (as returned by hs_stacks_folded). */
 int hs_stacks_folded_frames(struct hs_stacks *st, uint32_t folded, struct hs_frame *out, int max);
 
+/*
+ * One step of that walk: the frames folded id folded adds to its parent's
+ * (its address's visible frames, innermost first), and in *parent the id
+ * they go on from, 0 at the outermost. Returns the count, at most max.
+ */
+int hs_stacks_fold_step(struct hs_stacks *st, uint32_t folded, struct hs_frame *out, int max, uint32_t *parent);
+
 /* Folded backtrace id: stacks that differ only by hidden frames share it. 0: no visible frame. */
 uint32_t hs_stacks_folded(struct hs_stacks *st, uint32_t stack);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "../common/strhash.h"
 
 #define WIDTH 1200
 #define PAD 10
@@ -23,8 +24,195 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/*
+ * The folded lines as lists of interned frame names, not as text: a large
+ * C++ program's 31,000 lines were 87 MB of text, a block each grown by
+ * reallocation (340 MB allocated), and most of the command's time went to
+ * malloc and to faulting those pages in. The names (20,000 of them there)
+ * are kept once, and each line is its names' ids. Lines share their
+ * callers: each step of the folded tree is named once (its names' ids in
+ * steps), not once per line through it (930,000 frames there).
+ */
+struct folded {
+	char *text;              /* every name once, each followed by NUL */
+	size_t text_len, text_cap;
+	uint32_t *off, *len;     /* name id -> its place in text, its length */
+	uint32_t nnames, names_cap;
+	uint32_t *map;           /* open addressing: name ids by hash, UINT32_MAX empty */
+	uint32_t map_mask;
+	uint32_t *ids;           /* every line's name ids, root first */
+	size_t nids, ids_cap;
+	size_t *start;           /* weight index k -> its line's first id in ids */
+	uint32_t *count;         /* ... and how many */
+	uint32_t *steps;         /* every named step's ids, innermost first */
+	size_t nsteps, steps_cap;
+	struct step *step;       /* folded id -> where its ids are in steps */
+	size_t step_cap;
+};
+
+struct step {
+	uint32_t first, parent;
+	uint8_t n, named;
+};
+
 static const double *rem_w;   /* qsort has no context argument in C11 */
-static char **line_of;
+static const struct folded *line_of;
+
+static int grow(void **p, size_t *cap, size_t want, size_t size)
+{
+	size_t c = *cap ? *cap : 1024;
+	void *q;
+
+	if (want <= *cap)
+		return 0;
+	while (c < want)
+		c *= 2;
+	if (!(q = realloc(*p, c * size)))
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int rehash(struct folded *fo)
+{
+	size_t cap = fo->map ? 2 * ((size_t)fo->map_mask + 1) : 4096;
+	uint32_t *m = malloc(cap * sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	memset(m, 0xff, cap * sizeof(*m));
+	for (uint32_t id = 0; id < fo->nnames; id++) {
+		size_t j = hs_strhash(fo->text + fo->off[id]) & (cap - 1);
+		while (m[j] != UINT32_MAX)
+			j = (j + 1) & (cap - 1);
+		m[j] = id;
+	}
+	free(fo->map);
+	fo->map = m;
+	fo->map_mask = (uint32_t)(cap - 1);
+	return 0;
+}
+
+/* The id of name, added if new; -ENOMEM. */
+static int64_t intern(struct folded *fo, const char *name)
+{
+	size_t n = strlen(name), j, cap;
+	uint32_t id;
+
+	if (!fo->map || ((size_t)fo->nnames + 1) * 2 > (size_t)fo->map_mask + 1)
+		if (rehash(fo) < 0)
+			return -ENOMEM;
+	for (j = hs_strhash(name) & fo->map_mask; (id = fo->map[j]) != UINT32_MAX; j = (j + 1) & fo->map_mask)
+		if (fo->len[id] == n && !memcmp(fo->text + fo->off[id], name, n))
+			return id;
+	if (fo->text_len + n + 1 > UINT32_MAX || fo->nnames == UINT32_MAX - 1)
+		return -ENOMEM;
+	cap = fo->names_cap;
+	if (grow((void **)&fo->off, &cap, (size_t)fo->nnames + 1, sizeof(*fo->off)) < 0)
+		return -ENOMEM;
+	cap = fo->names_cap;
+	if (grow((void **)&fo->len, &cap, (size_t)fo->nnames + 1, sizeof(*fo->len)) < 0)
+		return -ENOMEM;
+	fo->names_cap = (uint32_t)cap;
+	if (grow((void **)&fo->text, &fo->text_cap, fo->text_len + n + 1, 1) < 0)
+		return -ENOMEM;
+	memcpy(fo->text + fo->text_len, name, n + 1);
+	fo->off[fo->nnames] = (uint32_t)fo->text_len;
+	fo->len[fo->nnames] = (uint32_t)n;
+	fo->text_len += n + 1;
+	fo->map[j] = fo->nnames;
+	return fo->nnames++;
+}
+
+/* Folded id f's step, named on first use; NULL when out of memory. */
+static const struct step *step_of(struct folded *fo, struct hs_stacks *st, uint32_t f)
+{
+	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
+	char name[1024];
+	struct step *s;
+	int n;
+
+	if (f >= fo->step_cap) {
+		size_t old = fo->step_cap;
+		if (grow((void **)&fo->step, &fo->step_cap, (size_t)f + 1, sizeof(*fo->step)) < 0)
+			return NULL;
+		memset(fo->step + old, 0, (fo->step_cap - old) * sizeof(*fo->step));
+	}
+	s = &fo->step[f];
+	if (s->named)
+		return s;
+	n = hs_stacks_fold_step(st, f, fr, HS_STACKS_MAX_FRAMES, &s->parent);
+	if (n > UINT8_MAX || grow((void **)&fo->steps, &fo->steps_cap, fo->nsteps + (size_t)n, sizeof(*fo->steps)) < 0)
+		return NULL;
+	s->first = (uint32_t)fo->nsteps;
+	for (int i = 0; i < n; i++) {
+		int64_t id;
+		hs_flame_frame_name(&fr[i], name, sizeof(name));
+		if ((id = intern(fo, name)) < 0)
+			return NULL;
+		fo->steps[fo->nsteps++] = (uint32_t)id;
+	}
+	s->n = (uint8_t)n;
+	s->named = 1;
+	return s;
+}
+
+/* Backtrace k's line as name ids, outermost frame first (its innermost HS_STACKS_MAX_FRAMES); -ENOMEM. */
+static int folded_line(struct folded *fo, struct hs_stacks *st, uint32_t k)
+{
+	uint32_t inner[HS_STACKS_MAX_FRAMES];
+	int n = 0;
+
+	for (uint32_t f = k; f && n < HS_STACKS_MAX_FRAMES;) {
+		const struct step *s = step_of(fo, st, f);
+		if (!s)
+			return -ENOMEM;
+		for (int i = 0; i < s->n && n < HS_STACKS_MAX_FRAMES; i++)
+			inner[n++] = fo->steps[s->first + i];
+		f = s->parent;
+	}
+	if (n == 0) {
+		int64_t id = intern(fo, "[no backtrace]");
+		if (id < 0)
+			return -ENOMEM;
+		inner[n++] = (uint32_t)id;
+	}
+	if (grow((void **)&fo->ids, &fo->ids_cap, fo->nids + (size_t)n, sizeof(*fo->ids)) < 0)
+		return -ENOMEM;
+	fo->start[k] = fo->nids;
+	while (n > 0)
+		fo->ids[fo->nids++] = inner[--n];
+	fo->count[k] = (uint32_t)(fo->nids - fo->start[k]);
+	return 0;
+}
+
+/* strcmp() of lines x and y as written, names joined by ';', without writing them. */
+static int line_cmp(const struct folded *fo, uint32_t x, uint32_t y)
+{
+	const uint32_t *a = fo->ids + fo->start[x], *b = fo->ids + fo->start[y];
+	uint32_t na = fo->count[x], nb = fo->count[y], i;
+
+	for (i = 0; i < na && i < nb && a[i] == b[i]; i++)
+		;
+	if (i == na || i == nb) {
+		/* one line is the other's first names: the shorter ends where the longer has a ';' */
+		return na == nb ? 0 : i == na ? -1 : 1;
+	}
+	{
+		const unsigned char *s = (const unsigned char *)fo->text + fo->off[a[i]];
+		const unsigned char *t = (const unsigned char *)fo->text + fo->off[b[i]];
+		size_t ls = fo->len[a[i]], lt = fo->len[b[i]], j;
+		int cs, ct;
+
+		for (j = 0; j < ls && j < lt && s[j] == t[j]; j++)
+			;
+		/* past a name's end comes ';' if its line goes on, else the end of the line */
+		cs = j < ls ? s[j] : i + 1 < na ? ';' : 0;
+		ct = j < lt ? t[j] : i + 1 < nb ? ';' : 0;
+		return cs - ct;
+	}
+}
 
 /* larger fractional part first; ties by the line, so output is the same whatever the ids */
 static int cmp_remainder(const void *a, const void *b)
@@ -34,37 +222,12 @@ static int cmp_remainder(const void *a, const void *b)
 
 	if (rx != ry)
 		return rx < ry ? 1 : -1;
-	return strcmp(line_of[x], line_of[y]);
+	return line_cmp(line_of, x, y);
 }
 
 static int cmp_line(const void *a, const void *b)
 {
-	return strcmp(line_of[*(const uint32_t *)a], line_of[*(const uint32_t *)b]);
-}
-
-/* One folded backtrace as its line shows it, outermost frame first; NULL when out of memory. */
-static char *folded_line(struct hs_stacks *st, uint32_t k)
-{
-	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
-	char name[1024], *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	int n;
-
-	if (!m)
-		return NULL;
-	n = hs_stacks_folded_frames(st, k, fr, HS_STACKS_MAX_FRAMES);
-	if (n == 0)
-		fputs("[no backtrace]", m);
-	for (int i = n - 1; i >= 0; i--) {
-		hs_flame_frame_name(&fr[i], name, sizeof(name));
-		fprintf(m, "%s%s", name, i ? ";" : "");
-	}
-	if (fclose(m) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return line_cmp(line_of, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
 int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame *fl)
@@ -72,27 +235,25 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 	size_t nw = fl->nw ? fl->nw : 1;
 	uint64_t *out = calloc(nw, sizeof(*out));
 	uint32_t *order = malloc(nw * sizeof(*order)), n = 0;
-	char **lines = calloc(nw, sizeof(*lines));
+	struct folded fo = { .start = malloc(nw * sizeof(*fo.start)), .count = malloc(nw * sizeof(*fo.count)) };
 	double floors = 0;
 	int64_t missing;
 	int rc = 0;
 
-	if (!out || !order || !lines) {
+	if (!out || !order || !fo.start || !fo.count) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t k = 0; k < fl->nw; k++) {
 		if (fl->w[k] <= 0)
 			continue;
-		if (!(lines[k] = folded_line(st, k))) {
-			rc = -ENOMEM;
+		if ((rc = folded_line(&fo, st, k)) < 0)
 			goto out;
-		}
 		out[k] = (uint64_t)floor(fl->w[k]);
 		floors += floor(fl->w[k]);
 		order[n++] = k;
 	}
-	line_of = lines;
+	line_of = &fo;
 	/* estimates are fractional: hand the units lost to flooring to the largest remainders */
 	missing = llround(fl->total) - (int64_t)llround(floors);
 	if (missing > 0) {
@@ -103,16 +264,30 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 	}
 	/* sorted like stackcollapse's output: the same text from any pass */
 	qsort(order, n, sizeof(*order), cmp_line);
-	for (uint32_t i = 0; i < n; i++)
-		if (out[order[i]])
-			fprintf(f, "%s %llu\n", lines[order[i]], (unsigned long long)out[order[i]]);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = order[i];
+		if (!out[k])
+			continue;
+		for (uint32_t j = 0; j < fo.count[k]; j++) {
+			uint32_t id = fo.ids[fo.start[k] + j];
+			if (j)
+				putc(';', f);
+			fwrite(fo.text + fo.off[id], 1, fo.len[id], f);
+		}
+		fprintf(f, " %llu\n", (unsigned long long)out[k]);
+	}
 	if (ferror(f))
 		rc = -EIO;
 out:
-	if (lines)
-		for (size_t k = 0; k < nw; k++)
-			free(lines[k]);
-	free(lines);
+	free(fo.text);
+	free(fo.off);
+	free(fo.len);
+	free(fo.map);
+	free(fo.ids);
+	free(fo.steps);
+	free(fo.step);
+	free(fo.start);
+	free(fo.count);
 	free(out);
 	free(order);
 	return rc;
