@@ -653,6 +653,8 @@ static int start(const char *path)
 		goto release;
 	t = hs_thread_get();
 	hs_internal_enter(t, &old);
+	/* RSS from the start: the writer, which reads it later, starts after the constructors, and late on a loaded machine */
+	hs_writer_rss_now();
 	hs_modules_scan();
 	if (first)
 		check_malloc_is_ours();

@@ -378,6 +378,8 @@ uint64_t hs_thread_tag(void);
 /* writer.c */
 int hs_writer_open(void);
 int hs_writer_start(void);
+/* Reads RSS and records it now (the writer reads it every 10 ms once started). */
+void hs_writer_rss_now(void);
 int hs_writer_up(void);
 void hs_writer_stop(void);
 uint64_t hs_writer_flush(int force);

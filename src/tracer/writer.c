@@ -411,6 +411,13 @@ static void emit_rss(int always)
 	hs_meta_append(rec, (size_t)(p - rec));
 }
 
+void hs_writer_rss_now(void)
+{
+	hs_lock_take(&hs_g.writer_lock);
+	emit_rss(1);
+	hs_lock_release(&hs_g.writer_lock);
+}
+
 static void emit_totals(void)
 {
 	uint8_t rec[1 + 2 * HS_VARINT_MAX + 2 * HS_FN_COUNT * HS_VARINT_MAX], *p = rec;
