@@ -262,11 +262,18 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 		for (uint32_t i = 0; i < n && missing > 0; i++, missing--)
 			out[order[i]]++;
 	}
-	/* sorted like stackcollapse's output: the same text from any pass */
+	/*
+	 * Sorted like stackcollapse's output: the same text from any pass. As
+	 * there, one line per text: backtraces that differ only by addresses
+	 * (calls from two lines of one function) add up.
+	 */
 	qsort(order, n, sizeof(*order), cmp_line);
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n;) {
 		uint32_t k = order[i];
-		if (!out[k])
+		uint64_t sum = 0;
+		for (; i < n && line_cmp(&fo, k, order[i]) == 0; i++)
+			sum += out[order[i]];
+		if (!sum)
 			continue;
 		for (uint32_t j = 0; j < fo.count[k]; j++) {
 			uint32_t id = fo.ids[fo.start[k] + j];
@@ -274,7 +281,7 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 				putc(';', f);
 			fwrite(fo.text + fo.off[id], 1, fo.len[id], f);
 		}
-		fprintf(f, " %llu\n", (unsigned long long)out[k]);
+		fprintf(f, " %llu\n", (unsigned long long)sum);
 	}
 	if (ferror(f))
 		rc = -EIO;

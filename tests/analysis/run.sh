@@ -150,6 +150,17 @@ if grep -qx 'main;leak_1000;make_node 64000' "$W/folded.txt" && ! grep -qv '^[^ 
 else
     fail folded-format "see $W/folded.txt"
 fi
+# in byte order of their text, one line per text (as stackcollapse writes them): three producer threads' calls
+# from three lines of one function were three lines 'producer;enqueue 2400'
+for args in "phases.hst" "phases.hst --direction up" "newer.hst" "sampled.hst --weight count"; do
+    # shellcheck disable=SC2086
+    (cd "$W" && "$HS" flame --folded $args 2>/dev/null) | sed 's/ [0-9]*$//' >"$W/folded-text.txt"
+    if [ -s "$W/folded-text.txt" ] && LC_ALL=C sort -c -u "$W/folded-text.txt" 2>"$W/sort.err"; then
+        ok "folded-sorted-unique[${args// /_}]"
+    else
+        fail "folded-sorted-unique[${args// /_}]" "$(head -c 200 "$W/sort.err")"
+    fi
+done
 
 # ------------------------------------------------------------ SVG
 wellformed() {
