@@ -88,17 +88,34 @@ static int intern_name(struct hs_flame *fl, const char *s, uint32_t *out)
 	return 0;
 }
 
-static int child(struct hs_flame *fl, uint32_t parent, const struct hs_frame *fr, uint32_t *out)
-{
-	char name[1024];
-	struct hs_flame_node *nd;
-	uint32_t nm, j;
-	size_t mask;
-	int rc;
+/* A frame as the tree merges it: its interned name, and what the node keeps of the first one. */
+struct named {
+	uint32_t name;
+	int line, inlined;
+	const char *file;
+};
 
-	hs_flame_frame_name(fr, name, sizeof(name));
-	if ((rc = intern_name(fl, name, &nm)) < 0)
-		return rc;
+/*
+ * Each step of the folded tree (an address's visible frames) named once:
+ * naming every frame of every backtrace (a clang compile: 930,000, through
+ * 145,000 steps) was most of the time of a flame graph of a large program.
+ */
+struct steps {
+	struct step {
+		uint32_t first, parent;
+		uint8_t n, named;
+	} *of;                    /* by folded id */
+	size_t cap;
+	struct named *v;          /* every step's frames, innermost first */
+	size_t n, vcap;
+};
+
+static int child(struct hs_flame *fl, uint32_t parent, const struct named *fr, uint32_t *out)
+{
+	struct hs_flame_node *nd;
+	uint32_t nm = fr->name, j;
+	size_t mask;
+
 	if (grow_map(&fl->node_map, &fl->node_map_bits, fl->nnodes, node_hash, fl) < 0)
 		return -ENOMEM;
 	mask = ((size_t)1 << fl->node_map_bits) - 1;
@@ -129,20 +146,81 @@ static int child(struct hs_flame *fl, uint32_t parent, const struct hs_frame *fr
 	return 0;
 }
 
-static int insert(struct hs_flame *fl, struct hs_stacks *st, uint32_t folded, double w, double c)
+/* Folded id f's step, named on first use; NULL when out of memory. */
+static const struct step *step_of(struct hs_flame *fl, struct steps *ss, struct hs_stacks *st, uint32_t f)
 {
 	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
-	int n = hs_stacks_folded_frames(st, folded, fr, HS_STACKS_MAX_FRAMES), rc;
+	char name[1024];
+	struct step *s;
+	int n;
+
+	if (f >= ss->cap) {
+		size_t cap = ss->cap ? ss->cap : 1024;
+		struct step *v;
+		while (cap <= f)
+			cap *= 2;
+		if (!(v = realloc(ss->of, cap * sizeof(*v))))
+			return NULL;
+		memset(v + ss->cap, 0, (cap - ss->cap) * sizeof(*v));
+		ss->of = v;
+		ss->cap = cap;
+	}
+	s = &ss->of[f];
+	if (s->named)
+		return s;
+	n = hs_stacks_fold_step(st, f, fr, HS_STACKS_MAX_FRAMES, &s->parent);
+	if (n > UINT8_MAX)
+		return NULL;
+	if (ss->n + (size_t)n > ss->vcap) {
+		size_t cap = ss->vcap ? ss->vcap : 4096;
+		struct named *v;
+		while (cap < ss->n + (size_t)n)
+			cap *= 2;
+		if (!(v = realloc(ss->v, cap * sizeof(*v))))
+			return NULL;
+		ss->v = v;
+		ss->vcap = cap;
+	}
+	s->first = (uint32_t)ss->n;
+	for (int i = 0; i < n; i++) {
+		struct named *e = &ss->v[ss->n++];
+		hs_flame_frame_name(&fr[i], name, sizeof(name));
+		if (intern_name(fl, name, &e->name) < 0)
+			return NULL;
+		e->line = fr[i].line;
+		e->inlined = fr[i].inlined;
+		e->file = fr[i].file;
+	}
+	s->n = (uint8_t)n;
+	s->named = 1;
+	return s;
+}
+
+static int insert(struct hs_flame *fl, struct steps *ss, struct hs_stacks *st, uint32_t folded, double w, double c)
+{
+	struct named fr[HS_STACKS_MAX_FRAMES];
+	int n = 0, rc;
 	uint32_t node = 0, depth = 0;
 
+	/* innermost first, the innermost HS_STACKS_MAX_FRAMES, as hs_stacks_folded_frames gives them */
+	for (uint32_t f = folded; f && n < HS_STACKS_MAX_FRAMES;) {
+		const struct step *s = step_of(fl, ss, st, f);
+		if (!s)
+			return -ENOMEM;
+		for (int i = 0; i < s->n && n < HS_STACKS_MAX_FRAMES; i++)
+			fr[n++] = ss->v[s->first + i];
+		f = s->parent;
+	}
 	fl->nodes[0].weight += w;
 	fl->nodes[0].count += c;
 	if (n == 0) {
-		fr[0] = (struct hs_frame){ .function = "[no backtrace]" };
+		fr[0] = (struct named){ .name = 0 };
+		if ((rc = intern_name(fl, "[no backtrace]", &fr[0].name)) < 0)
+			return rc;
 		n = 1;
 	}
 	for (int i = 0; i < n; i++) {
-		const struct hs_frame *f = &fr[fl->down ? i : n - 1 - i];
+		const struct named *f = &fr[fl->down ? i : n - 1 - i];
 		if ((rc = child(fl, node, f, &node)) < 0)
 			return rc;
 		fl->nodes[node].weight += w;
@@ -179,8 +257,9 @@ static int reserve(double **w, double **c, uint32_t *n, uint32_t k)
 /* The merged tree of the folded weights. */
 static int tree(struct hs_flame *fl, struct hs_stacks *st)
 {
+	struct steps ss = { 0 };
 	uint32_t root;
-	int rc;
+	int rc = 0;
 
 	fl->nodes_cap = 1024;
 	if (!(fl->nodes = calloc(fl->nodes_cap, sizeof(*fl->nodes))))
@@ -191,9 +270,11 @@ static int tree(struct hs_flame *fl, struct hs_stacks *st)
 	fl->nodes[0].parent = EMPTY;   /* so that no frame named "all" can merge into the root */
 	fl->nnodes = 1;
 	for (uint32_t k = 0; k < fl->nw; k++)
-		if (fl->c[k] > 0 && (rc = insert(fl, st, k, fl->w[k], fl->c[k])) < 0)
-			return rc;
-	return 0;
+		if (fl->c[k] > 0 && (rc = insert(fl, &ss, st, k, fl->w[k], fl->c[k])) < 0)
+			break;
+	free(ss.of);
+	free(ss.v);
+	return rc;
 }
 
 int hs_flame_weights(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_filter *f, struct hs_stacks *st,
