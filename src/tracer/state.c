@@ -923,6 +923,7 @@ static void fork_child(void)
 		return;
 	}
 	hs_internal_enter(self, &old);
+	hs_writer_rss_now();
 	/* the parent's modules, then what the loader changed since (when it can be asked) */
 	hs_modules_replay();
 	hs_modules_poll();
