@@ -35,10 +35,11 @@ cflags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument 
 
 objs=()
 # the reader's library as the Makefile builds it (a listed subset missed keyed.c when it came)
-for src in src/common/crc32c.c src/format/*.c src/analysis/*.c; do
-	o="$out/obj/$(basename "$src" .c).o"
+# and the renderers fuzz_analysis writes with (flame.c twice: objects named by directory too)
+for src in src/common/crc32c.c src/format/*.c src/analysis/*.c src/render/*.c; do
+	o="$out/obj/$(basename "$(dirname "$src")")-$(basename "$src" .c).o"
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ tests/fuzz/run.sh -nt "$o" ] ||
-		[ -n "$(find src/format src/common src/analysis include -name '*.h' -newer "$o" 2>/dev/null)" ]; then
+		[ -n "$(find src/format src/common src/analysis src/render include -name '*.h' -newer "$o" 2>/dev/null)" ]; then
 		err=$("$CLANG" "${cflags[@]}" "${san[@]/fuzzer/fuzzer-no-link}" -c "$src" -o "$o" 2>&1) ||
 			{ echo "$err" >&2; fail "cannot compile $src: $(echo "$err" | grep -m1 error)"; }
 	fi
@@ -61,6 +62,9 @@ if [ -x "$BUILD/heapscope" ] && [ -f "$BUILD/libheapscope.so" ]; then
 		# shellcheck disable=SC2086
 		"$BUILD/heapscope" record -o "$f" -- $prog >/dev/null 2>&1 && [ -s "$f" ] && recorded+=("$f")
 	done
+	# sampled: fractional weights, which the folded lines round to their total
+	f="$out/rec-${#recorded[@]}.hst"
+	"$BUILD/heapscope" record --sample 1K -o "$f" -- /bin/ls -l / >/dev/null 2>&1 && [ -s "$f" ] && recorded+=("$f")
 fi
 "$out/make_corpus" "$out/seeds" "${recorded[@]}" || fail "make_corpus failed"
 rm -f "${recorded[@]}"
