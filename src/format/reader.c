@@ -217,7 +217,10 @@ static int load_chunk(struct hs_reader *r)
 	if (got != rawsz)
 		return fail(r, -EINVAL, "'%s' is corrupt: chunk at offset %llu declares %u bytes, holds %llu",
 			    r->path, (unsigned long long)r->chunk_off, rawsz, got);
-	n = ZSTD_decompress(r->rbuf, rawsz, r->zbuf, stored);
+	if (!r->dctx)
+		r->dctx = ZSTD_createDCtx();
+	n = r->dctx ? ZSTD_decompressDCtx(r->dctx, r->rbuf, rawsz, r->zbuf, stored) :
+		      ZSTD_decompress(r->rbuf, rawsz, r->zbuf, stored);
 	if (ZSTD_isError(n) || n != rawsz)
 		return fail(r, -EINVAL, "'%s' is corrupt: chunk at offset %llu does not decompress (%s)", r->path,
 			    (unsigned long long)r->chunk_off, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
@@ -1234,6 +1237,7 @@ void hs_reader_close(struct hs_reader *r)
 	free(r->stack_ip);
 	free(r->zbuf);
 	free(r->rbuf);
+	ZSTD_freeDCtx(r->dctx);
 	free(r->path);
 	free(r->binary_dirs);
 	free(r);
