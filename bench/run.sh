@@ -267,6 +267,11 @@ done
 VIEW_LINE="viewer: n/a"
 now_s() { date +%s.%N; }
 view_get() { # PORT PATH -> 0 when the API answered 200
+    # with curl where there is one: a python start per request (~50 ms) was part of the figure
+    if command -v curl >/dev/null; then
+        [ "$(curl -s -o /dev/null --max-time 120 -w '%{http_code}' "http://127.0.0.1:$1$2")" = 200 ]
+        return
+    fi
     python3 - "$1" "$2" <<'PY'
 import sys, urllib.request
 try:
@@ -284,9 +289,9 @@ if [ $HAVE_HS = 1 ] && [ -s "$T/hs-$vwl.full" ]; then
     "$HS" view --port "$port" "$T/hs-$vwl.full" >"$T/view.log" 2>&1 &
     vpid=$!
     ready=""
-    for _ in $(seq 1 600); do
+    for _ in $(seq 1 3000); do
         if view_get "$port" /api/info; then ready=1; break; fi
-        sleep 0.1
+        sleep 0.02
     done
     if [ -n "$ready" ] && view_get "$port" "/api/timeline" && view_get "$port" "/api/flame" && view_get "$port" "/api/top"; then
         t1=$(now_s)

@@ -6,7 +6,7 @@ want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libmicr
 case "$1" in
 test) want="$want g++ valgrind heaptrack sqlite3 python3 curl clang libclang-rt-14-dev nodejs chromium libjemalloc2 libtcmalloc-minimal4" ;;
 # heaptrack-gui: the viewer's load time is compared with it
-bench) want="$want valgrind heaptrack heaptrack-gui sqlite3 python3 clang libclang-rt-14-dev nodejs chromium" ;;
+bench) want="$want valgrind heaptrack heaptrack-gui sqlite3 python3 curl clang libclang-rt-14-dev nodejs chromium" ;;
 demo) want="$want" ;;
 esac
 # the Rust test program: any rustc on PATH (rustup's) will do, else Debian's
