@@ -61,6 +61,7 @@ static void on_progress(void *arg, uint64_t offset)
 	struct loader *L = arg;
 	double done = 0, size = 0;
 	uint64_t told = hs_api_progress(L->api, L->cur, offset);
+
 	for (int i = 0; i < L->n; i++) {
 		done += i < L->cur ? (double)L->size[i] : i == L->cur ? (double)offset : 0;
 		size += (double)L->size[i];
