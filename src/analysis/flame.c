@@ -60,7 +60,7 @@ static uint32_t node_hash(struct hs_flame *fl, uint32_t id)
 	return (uint32_t)(((uint64_t)fl->nodes[id].parent << 32 | fl->nodes[id].name) * 0x9e3779b97f4a7c15ull >> 32);
 }
 
-static int intern_name(struct hs_flame *fl, const char *s, uint32_t *out)
+int hs_flame_intern(struct hs_flame *fl, const char *s, uint32_t *out)
 {
 	size_t mask;
 	uint32_t h = hs_strhash(s), j;
@@ -88,29 +88,22 @@ static int intern_name(struct hs_flame *fl, const char *s, uint32_t *out)
 	return 0;
 }
 
-/* A frame as the tree merges it: its interned name, and what the node keeps of the first one. */
-struct named {
-	uint32_t name;
-	int line, inlined;
-	const char *file;
-};
-
 /*
  * Each step of the folded tree (an address's visible frames) named once:
  * naming every frame of every backtrace (a clang compile: 1,020,000, through
  * 118,600 steps) was most of the time of a flame graph of a large program.
  */
-struct steps {
+struct hs_flame_steps {
 	struct step {
 		uint32_t first, parent;
 		uint8_t n, named;
 	} *of;                    /* by folded id */
 	size_t cap;
-	struct named *v;          /* every step's frames, innermost first */
+	struct hs_flame_frame *v; /* every step's frames, innermost first */
 	size_t n, vcap;
 };
 
-static int child(struct hs_flame *fl, uint32_t parent, const struct named *fr, uint32_t *out)
+static int child(struct hs_flame *fl, uint32_t parent, const struct hs_flame_frame *fr, uint32_t *out)
 {
 	struct hs_flame_node *nd;
 	uint32_t nm = fr->name, j;
@@ -147,7 +140,7 @@ static int child(struct hs_flame *fl, uint32_t parent, const struct named *fr, u
 }
 
 /* Folded id f's step, named on first use; NULL when out of memory. */
-static const struct step *step_of(struct hs_flame *fl, struct steps *ss, struct hs_stacks *st, uint32_t f)
+static const struct step *step_of(struct hs_flame *fl, struct hs_flame_steps *ss, struct hs_stacks *st, uint32_t f)
 {
 	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
 	char name[1024];
@@ -173,7 +166,7 @@ static const struct step *step_of(struct hs_flame *fl, struct steps *ss, struct 
 		return NULL;
 	if (ss->n + (size_t)n > ss->vcap) {
 		size_t cap = ss->vcap ? ss->vcap : 4096;
-		struct named *v;
+		struct hs_flame_frame *v;
 		while (cap < ss->n + (size_t)n)
 			cap *= 2;
 		if (!(v = realloc(ss->v, cap * sizeof(*v))))
@@ -183,9 +176,9 @@ static const struct step *step_of(struct hs_flame *fl, struct steps *ss, struct 
 	}
 	s->first = (uint32_t)ss->n;
 	for (int i = 0; i < n; i++) {
-		struct named *e = &ss->v[ss->n++];
+		struct hs_flame_frame *e = &ss->v[ss->n++];
 		hs_flame_frame_name(&fr[i], name, sizeof(name));
-		if (intern_name(fl, name, &e->name) < 0)
+		if (hs_flame_intern(fl, name, &e->name) < 0)
 			return NULL;
 		e->line = fr[i].line;
 		e->inlined = fr[i].inlined;
@@ -196,31 +189,52 @@ static const struct step *step_of(struct hs_flame *fl, struct steps *ss, struct 
 	return s;
 }
 
-static int insert(struct hs_flame *fl, struct steps *ss, struct hs_stacks *st, uint32_t folded, double w, double c)
+int hs_flame_line(struct hs_flame *fl, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
+		  struct hs_flame_frame *out)
 {
-	struct named fr[HS_STACKS_MAX_FRAMES];
-	int n = 0, rc;
-	uint32_t node = 0, depth = 0;
+	int n = 0;
 
-	/* innermost first, the innermost HS_STACKS_MAX_FRAMES, as hs_stacks_folded_frames gives them */
+	if (!*steps && !(*steps = calloc(1, sizeof(**steps))))
+		return -ENOMEM;
 	for (uint32_t f = folded; f && n < HS_STACKS_MAX_FRAMES;) {
-		const struct step *s = step_of(fl, ss, st, f);
+		const struct step *s = step_of(fl, *steps, st, f);
 		if (!s)
 			return -ENOMEM;
 		for (int i = 0; i < s->n && n < HS_STACKS_MAX_FRAMES; i++)
-			fr[n++] = ss->v[s->first + i];
+			out[n++] = (*steps)->v[s->first + i];
 		f = s->parent;
 	}
+	return n;
+}
+
+void hs_flame_steps_free(struct hs_flame_steps *steps)
+{
+	if (!steps)
+		return;
+	free(steps->of);
+	free(steps->v);
+	free(steps);
+}
+
+static int insert(struct hs_flame *fl, struct hs_flame_steps **ss, struct hs_stacks *st, uint32_t folded, double w,
+		  double c)
+{
+	struct hs_flame_frame fr[HS_STACKS_MAX_FRAMES];
+	int n = hs_flame_line(fl, ss, st, folded, fr), rc;
+	uint32_t node = 0, depth = 0;
+
+	if (n < 0)
+		return n;
 	fl->nodes[0].weight += w;
 	fl->nodes[0].count += c;
 	if (n == 0) {
-		fr[0] = (struct named){ .name = 0 };
-		if ((rc = intern_name(fl, "[no backtrace]", &fr[0].name)) < 0)
+		fr[0] = (struct hs_flame_frame){ .name = 0 };
+		if ((rc = hs_flame_intern(fl, "[no backtrace]", &fr[0].name)) < 0)
 			return rc;
 		n = 1;
 	}
 	for (int i = 0; i < n; i++) {
-		const struct named *f = &fr[fl->down ? i : n - 1 - i];
+		const struct hs_flame_frame *f = &fr[fl->down ? i : n - 1 - i];
 		if ((rc = child(fl, node, f, &node)) < 0)
 			return rc;
 		fl->nodes[node].weight += w;
@@ -257,14 +271,14 @@ static int reserve(double **w, double **c, uint32_t *n, uint32_t k)
 /* The merged tree of the folded weights. */
 static int tree(struct hs_flame *fl, struct hs_stacks *st)
 {
-	struct steps ss = { 0 };
+	struct hs_flame_steps *ss = NULL;
 	uint32_t root;
 	int rc = 0;
 
 	fl->nodes_cap = 1024;
 	if (!(fl->nodes = calloc(fl->nodes_cap, sizeof(*fl->nodes))))
 		return -ENOMEM;
-	if ((rc = intern_name(fl, "all", &root)) < 0)
+	if ((rc = hs_flame_intern(fl, "all", &root)) < 0)
 		return rc;
 	fl->nodes[0].name = root;
 	fl->nodes[0].parent = EMPTY;   /* so that no frame named "all" can merge into the root */
@@ -272,8 +286,7 @@ static int tree(struct hs_flame *fl, struct hs_stacks *st)
 	for (uint32_t k = 0; k < fl->nw; k++)
 		if (fl->c[k] > 0 && (rc = insert(fl, &ss, st, k, fl->w[k], fl->c[k])) < 0)
 			break;
-	free(ss.of);
-	free(ss.v);
+	hs_flame_steps_free(ss);
 	return rc;
 }
 

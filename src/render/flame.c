@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "format.h"
-#include "../common/strhash.h"
 
 #define WIDTH 1200
 #define PAD 10
@@ -29,160 +28,48 @@ static const char *base_name(const char *p)
  * C++ program's 31,000 lines were 87 MB of text, a block each grown by
  * reallocation (340 MB allocated), and most of the command's time went to
  * malloc and to faulting those pages in. The names (12,600 of them there)
- * are kept once, and each line is its names' ids. Lines share their
- * callers: each step of the folded tree is named once (its names' ids in
- * steps), not once per line through it (118,600 steps, 1,020,000 frames there).
+ * are kept once, in a flame's table, and each line is its names' ids, named
+ * by hs_flame_line (each step of the folded tree once).
  */
 struct folded {
-	char *text;              /* every name once, each followed by NUL */
-	size_t text_len, text_cap;
-	uint32_t *off, *len;     /* name id -> its place in text, its length */
-	uint32_t nnames, names_cap;
-	uint32_t *map;           /* open addressing: name ids by hash, UINT32_MAX empty */
-	uint32_t map_mask;
+	struct hs_flame names;   /* its table of names only */
+	struct hs_flame_steps *steps;
 	uint32_t *ids;           /* every line's name ids, root first */
 	size_t nids, ids_cap;
 	size_t *start;           /* weight index k -> its line's first id in ids */
 	uint32_t *count;         /* ... and how many */
-	uint32_t *steps;         /* every named step's ids, innermost first */
-	size_t nsteps, steps_cap;
-	struct step *step;       /* folded id -> where its ids are in steps */
-	size_t step_cap;
-};
-
-struct step {
-	uint32_t first, parent;
-	uint8_t n, named;
 };
 
 static const double *rem_w;   /* qsort has no context argument in C11 */
 static const struct folded *line_of;
 
-static int grow(void **p, size_t *cap, size_t want, size_t size)
-{
-	size_t c = *cap ? *cap : 1024;
-	void *q;
-
-	if (want <= *cap)
-		return 0;
-	while (c < want)
-		c *= 2;
-	if (!(q = realloc(*p, c * size)))
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
-static int rehash(struct folded *fo)
-{
-	size_t cap = fo->map ? 2 * ((size_t)fo->map_mask + 1) : 4096;
-	uint32_t *m = malloc(cap * sizeof(*m));
-
-	if (!m)
-		return -ENOMEM;
-	memset(m, 0xff, cap * sizeof(*m));
-	for (uint32_t id = 0; id < fo->nnames; id++) {
-		size_t j = hs_strhash(fo->text + fo->off[id]) & (cap - 1);
-		while (m[j] != UINT32_MAX)
-			j = (j + 1) & (cap - 1);
-		m[j] = id;
-	}
-	free(fo->map);
-	fo->map = m;
-	fo->map_mask = (uint32_t)(cap - 1);
-	return 0;
-}
-
-/* The id of name, added if new; -ENOMEM. */
-static int64_t intern(struct folded *fo, const char *name)
-{
-	size_t n = strlen(name), j, cap;
-	uint32_t id;
-
-	if (!fo->map || ((size_t)fo->nnames + 1) * 2 > (size_t)fo->map_mask + 1)
-		if (rehash(fo) < 0)
-			return -ENOMEM;
-	for (j = hs_strhash(name) & fo->map_mask; (id = fo->map[j]) != UINT32_MAX; j = (j + 1) & fo->map_mask)
-		if (fo->len[id] == n && !memcmp(fo->text + fo->off[id], name, n))
-			return id;
-	if (fo->text_len + n + 1 > UINT32_MAX || fo->nnames == UINT32_MAX - 1)
-		return -ENOMEM;
-	cap = fo->names_cap;
-	if (grow((void **)&fo->off, &cap, (size_t)fo->nnames + 1, sizeof(*fo->off)) < 0)
-		return -ENOMEM;
-	cap = fo->names_cap;
-	if (grow((void **)&fo->len, &cap, (size_t)fo->nnames + 1, sizeof(*fo->len)) < 0)
-		return -ENOMEM;
-	fo->names_cap = (uint32_t)cap;
-	if (grow((void **)&fo->text, &fo->text_cap, fo->text_len + n + 1, 1) < 0)
-		return -ENOMEM;
-	memcpy(fo->text + fo->text_len, name, n + 1);
-	fo->off[fo->nnames] = (uint32_t)fo->text_len;
-	fo->len[fo->nnames] = (uint32_t)n;
-	fo->text_len += n + 1;
-	fo->map[j] = fo->nnames;
-	return fo->nnames++;
-}
-
-/* Folded id f's step, named on first use; NULL when out of memory. */
-static const struct step *step_of(struct folded *fo, struct hs_stacks *st, uint32_t f)
-{
-	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
-	char name[1024];
-	struct step *s;
-	int n;
-
-	if (f >= fo->step_cap) {
-		size_t old = fo->step_cap;
-		if (grow((void **)&fo->step, &fo->step_cap, (size_t)f + 1, sizeof(*fo->step)) < 0)
-			return NULL;
-		memset(fo->step + old, 0, (fo->step_cap - old) * sizeof(*fo->step));
-	}
-	s = &fo->step[f];
-	if (s->named)
-		return s;
-	n = hs_stacks_fold_step(st, f, fr, HS_STACKS_MAX_FRAMES, &s->parent);
-	if (n > UINT8_MAX || grow((void **)&fo->steps, &fo->steps_cap, fo->nsteps + (size_t)n, sizeof(*fo->steps)) < 0)
-		return NULL;
-	s->first = (uint32_t)fo->nsteps;
-	for (int i = 0; i < n; i++) {
-		int64_t id;
-		hs_flame_frame_name(&fr[i], name, sizeof(name));
-		if ((id = intern(fo, name)) < 0)
-			return NULL;
-		fo->steps[fo->nsteps++] = (uint32_t)id;
-	}
-	s->n = (uint8_t)n;
-	s->named = 1;
-	return s;
-}
-
 /* Backtrace k's line as name ids, outermost frame first (its innermost HS_STACKS_MAX_FRAMES); -ENOMEM. */
 static int folded_line(struct folded *fo, struct hs_stacks *st, uint32_t k)
 {
-	uint32_t inner[HS_STACKS_MAX_FRAMES];
-	int n = 0;
+	struct hs_flame_frame fr[HS_STACKS_MAX_FRAMES];
+	int n = hs_flame_line(&fo->names, &fo->steps, st, k, fr);
 
-	for (uint32_t f = k; f && n < HS_STACKS_MAX_FRAMES;) {
-		const struct step *s = step_of(fo, st, f);
-		if (!s)
-			return -ENOMEM;
-		for (int i = 0; i < s->n && n < HS_STACKS_MAX_FRAMES; i++)
-			inner[n++] = fo->steps[s->first + i];
-		f = s->parent;
-	}
+	if (n < 0)
+		return n;
 	if (n == 0) {
-		int64_t id = intern(fo, "[no backtrace]");
-		if (id < 0)
+		fr[0] = (struct hs_flame_frame){ .name = 0 };
+		if (hs_flame_intern(&fo->names, "[no backtrace]", &fr[0].name) < 0)
 			return -ENOMEM;
-		inner[n++] = (uint32_t)id;
+		n = 1;
 	}
-	if (grow((void **)&fo->ids, &fo->ids_cap, fo->nids + (size_t)n, sizeof(*fo->ids)) < 0)
-		return -ENOMEM;
+	if (fo->nids + (size_t)n > fo->ids_cap) {
+		size_t cap = fo->ids_cap ? fo->ids_cap : 4096;
+		uint32_t *v;
+		while (cap < fo->nids + (size_t)n)
+			cap *= 2;
+		if (!(v = realloc(fo->ids, cap * sizeof(*v))))
+			return -ENOMEM;
+		fo->ids = v;
+		fo->ids_cap = cap;
+	}
 	fo->start[k] = fo->nids;
 	while (n > 0)
-		fo->ids[fo->nids++] = inner[--n];
+		fo->ids[fo->nids++] = fr[--n].name;
 	fo->count[k] = (uint32_t)(fo->nids - fo->start[k]);
 	return 0;
 }
@@ -200,16 +87,16 @@ static int line_cmp(const struct folded *fo, uint32_t x, uint32_t y)
 		return na == nb ? 0 : i == na ? -1 : 1;
 	}
 	{
-		const unsigned char *s = (const unsigned char *)fo->text + fo->off[a[i]];
-		const unsigned char *t = (const unsigned char *)fo->text + fo->off[b[i]];
-		size_t ls = fo->len[a[i]], lt = fo->len[b[i]], j;
+		const unsigned char *s = (const unsigned char *)fo->names.names[a[i]];
+		const unsigned char *t = (const unsigned char *)fo->names.names[b[i]];
+		size_t j;
 		int cs, ct;
 
-		for (j = 0; j < ls && j < lt && s[j] == t[j]; j++)
+		for (j = 0; s[j] && s[j] == t[j]; j++)
 			;
 		/* past a name's end comes ';' if its line goes on, else the end of the line */
-		cs = j < ls ? s[j] : i + 1 < na ? ';' : 0;
-		ct = j < lt ? t[j] : i + 1 < nb ? ';' : 0;
+		cs = s[j] ? s[j] : i + 1 < na ? ';' : 0;
+		ct = t[j] ? t[j] : i + 1 < nb ? ';' : 0;
 		return cs - ct;
 	}
 }
@@ -276,23 +163,18 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 		if (!sum)
 			continue;
 		for (uint32_t j = 0; j < fo.count[k]; j++) {
-			uint32_t id = fo.ids[fo.start[k] + j];
 			if (j)
 				putc(';', f);
-			fwrite(fo.text + fo.off[id], 1, fo.len[id], f);
+			fputs(fo.names.names[fo.ids[fo.start[k] + j]], f);
 		}
 		fprintf(f, " %llu\n", (unsigned long long)sum);
 	}
 	if (ferror(f))
 		rc = -EIO;
 out:
-	free(fo.text);
-	free(fo.off);
-	free(fo.len);
-	free(fo.map);
+	hs_flame_free(&fo.names);
+	hs_flame_steps_free(fo.steps);
 	free(fo.ids);
-	free(fo.steps);
-	free(fo.step);
 	free(fo.start);
 	free(fo.count);
 	free(out);
