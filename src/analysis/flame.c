@@ -204,6 +204,12 @@ int hs_flame_line(struct hs_flame *fl, struct hs_flame_steps **steps, struct hs_
 			out[n++] = (*steps)->v[s->first + i];
 		f = s->parent;
 	}
+	if (n == 0) {
+		out[0] = (struct hs_flame_frame){ .name = 0 };
+		if (hs_flame_intern(fl, "[no backtrace]", &out[0].name) < 0)
+			return -ENOMEM;
+		n = 1;
+	}
 	return n;
 }
 
@@ -227,12 +233,6 @@ static int insert(struct hs_flame *fl, struct hs_flame_steps **ss, struct hs_sta
 		return n;
 	fl->nodes[0].weight += w;
 	fl->nodes[0].count += c;
-	if (n == 0) {
-		fr[0] = (struct hs_flame_frame){ .name = 0 };
-		if ((rc = hs_flame_intern(fl, "[no backtrace]", &fr[0].name)) < 0)
-			return rc;
-		n = 1;
-	}
 	for (int i = 0; i < n; i++) {
 		const struct hs_flame_frame *f = &fr[fl->down ? i : n - 1 - i];
 		if ((rc = child(fl, node, f, &node)) < 0)

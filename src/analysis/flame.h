@@ -101,7 +101,8 @@ struct hs_flame_frame {
  * (its innermost HS_STACKS_MAX_FRAMES), into out (room for that many):
  * names go to fl's table, and each step of the folded tree is named once
  * in *steps (start it NULL; hs_flame_steps_free it), since backtraces
- * share their callers. The count (0: no frame), or -ENOMEM.
+ * share their callers. A backtrace without a frame is one frame, "[no
+ * backtrace]". The count (at least 1), or -ENOMEM.
  */
 struct hs_flame_steps;
 int hs_flame_line(struct hs_flame *fl, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,

@@ -51,12 +51,6 @@ static int folded_line(struct folded *fo, struct hs_stacks *st, uint32_t k)
 
 	if (n < 0)
 		return n;
-	if (n == 0) {
-		fr[0] = (struct hs_flame_frame){ .name = 0 };
-		if (hs_flame_intern(&fo->names, "[no backtrace]", &fr[0].name) < 0)
-			return -ENOMEM;
-		n = 1;
-	}
 	if (fo->nids + (size_t)n > fo->ids_cap) {
 		size_t cap = fo->ids_cap ? fo->ids_cap : 4096;
 		uint32_t *v;
