@@ -1,7 +1,6 @@
 /* diff.c - matching two traces' groups by name: both sides sorted by their match string, then merged */
 #define _POSIX_C_SOURCE 200809L
 #include "diff.h"
-#include "../common/strhash.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,38 +24,9 @@ static const char *base_name(const char *p)
 /* The id of a frame's text, the same on both sides; UINT32_MAX out of memory. */
 static uint32_t intern(struct hs_diff *d, const char *text)
 {
-	size_t mask;
-	uint32_t j;
+	uint32_t id;
 
-	if (((size_t)d->nnames + 1) * 2 > ((size_t)1 << d->name_bits) || !d->name_map) {
-		unsigned bits = d->name_bits ? d->name_bits + 1 : 12;
-		uint32_t *m = malloc(((size_t)1 << bits) * sizeof(*m));
-		if (!m)
-			return UINT32_MAX;
-		memset(m, 0xff, ((size_t)1 << bits) * sizeof(*m));
-		for (uint32_t id = 0; id < d->nnames; id++) {
-			for (j = hs_strhash(d->names[id]) & (((uint32_t)1 << bits) - 1); m[j] != UINT32_MAX;)
-				j = (j + 1) & (((uint32_t)1 << bits) - 1);
-			m[j] = id;
-		}
-		free(d->name_map);
-		d->name_map = m;
-		d->name_bits = bits;
-	}
-	mask = ((size_t)1 << d->name_bits) - 1;
-	for (j = hs_strhash(text) & (uint32_t)mask; d->name_map[j] != UINT32_MAX; j = (j + 1) & (uint32_t)mask)
-		if (!strcmp(d->names[d->name_map[j]], text))
-			return d->name_map[j];
-	if ((d->nnames & (d->nnames - 1)) == 0) {
-		char **nn = realloc(d->names, (d->nnames ? d->nnames * 2 : 256) * sizeof(*nn));
-		if (!nn)
-			return UINT32_MAX;
-		d->names = nn;
-	}
-	if (!(d->names[d->nnames] = strdup(text)))
-		return UINT32_MAX;
-	d->name_map[j] = d->nnames;
-	return d->nnames++;
+	return hs_names_intern(&d->names, text, &id) < 0 ? UINT32_MAX : id;
 }
 
 static int push_id(struct hs_diff *d, uint32_t id)
@@ -116,7 +86,7 @@ static int cmp_match(const struct hs_diff *d, uint32_t ka, uint32_t na, uint32_t
 	for (uint32_t i = 0; i < na && i < nb; i++) {
 		uint32_t a = d->ids[ka + i], b = d->ids[kb + i];
 		if (a != b)
-			return strcmp(d->names[a], d->names[b]);
+			return strcmp(hs_names_str(&d->names, a), hs_names_str(&d->names, b));
 	}
 	return na < nb ? -1 : na > nb;
 }
@@ -240,9 +210,6 @@ int hs_diff_build(struct hs_diff *d, const struct hs_top *base, struct hs_stacks
 	sorting = d;
 	if (n)
 		qsort(d->rows, n, sizeof(*d->rows), cmp_row);
-	/* the rows' order is all that needed the texts of their frames */
-	free(d->name_map);
-	d->name_map = NULL;
 out:
 	free(bs);
 	free(ns);
@@ -251,10 +218,7 @@ out:
 
 void hs_diff_free(struct hs_diff *d)
 {
-	for (uint32_t k = 0; k < d->nnames; k++)
-		free(d->names[k]);
-	free(d->names);
-	free(d->name_map);
+	hs_names_free(&d->names);
 	free(d->ids);
 	free(d->rows);
 	memset(d, 0, sizeof(*d));
@@ -287,7 +251,7 @@ static int children(const struct hs_flame *fl, uint32_t id, struct named **out, 
 	if (!(v = malloc(cap * sizeof(*v))))
 		return -ENOMEM;
 	for (uint32_t c = fl->nodes[id].first_child; c; c = fl->nodes[c].next_sibling) {
-		v[k].name = fl->names[fl->nodes[c].name];
+		v[k].name = hs_names_str(&fl->names, fl->nodes[c].name);
 		v[k++].id = c;
 	}
 	qsort(v, k, sizeof(*v), cmp_named);

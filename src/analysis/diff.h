@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "flame.h"
+#include "names.h"
 #include "stacks.h"
 #include "top.h"
 
@@ -27,10 +28,7 @@ struct hs_diff {
 	uint32_t nchanged;             /* the first rows, those with a change in calls, bytes, peak or leaks */
 	enum hs_diff_sort sort;
 	/* the rows' matches: frame texts, each kept once for both traces, and the rows' sequences of them */
-	char **names;
-	uint32_t nnames;
-	unsigned name_bits;
-	uint32_t *name_map;
+	struct hs_names names;
 	uint32_t *ids;
 	size_t nids, ids_cap;
 };

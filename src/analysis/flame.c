@@ -1,7 +1,6 @@
 /* flame.c - folded-backtrace weights and their merge into the tree of a flame (or icicle) graph */
 #define _POSIX_C_SOURCE 200809L
 #include "flame.h"
-#include "../common/strhash.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,70 +20,37 @@ void hs_flame_frame_name(const struct hs_frame *fr, char *buf, size_t n)
 			*p = ':';
 }
 
-/* Keeps a map of ids at most half full, room for one more included. */
-static int grow_map(uint32_t **map, unsigned *bits, uint32_t used, uint32_t (*hash)(struct hs_flame *, uint32_t), struct hs_flame *fl)
+static uint32_t node_hash(uint32_t parent, uint32_t name)
 {
-	unsigned nbits = *bits ? *bits : 10;
+	return (uint32_t)(((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull >> 32);
+}
+
+/* Keeps the map of nodes at most half full, room for one more included. */
+static int grow_node_map(struct hs_flame *fl)
+{
+	unsigned bits = fl->node_map_bits ? fl->node_map_bits : 10;
 	size_t cap, mask;
 	uint32_t *m;
 
-	while (((size_t)used + 1) * 2 > (size_t)1 << nbits)
-		nbits++;
-	if (*map && nbits == *bits)
+	while (((size_t)fl->nnodes + 1) * 2 > (size_t)1 << bits)
+		bits++;
+	if (fl->node_map && bits == fl->node_map_bits)
 		return 0;
-	cap = (size_t)1 << nbits;
+	cap = (size_t)1 << bits;
 	mask = cap - 1;
 	m = malloc(cap * sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	memset(m, 0xff, cap * sizeof(*m));
-	for (uint32_t id = 0; id < used; id++) {
-		size_t j = hash(fl, id) & mask;
+	for (uint32_t id = 0; id < fl->nnodes; id++) {
+		size_t j = node_hash(fl->nodes[id].parent, fl->nodes[id].name) & mask;
 		while (m[j] != EMPTY)
 			j = (j + 1) & mask;
 		m[j] = id;
 	}
-	free(*map);
-	*map = m;
-	*bits = nbits;
-	return 0;
-}
-
-static uint32_t name_hash(struct hs_flame *fl, uint32_t id)
-{
-	return hs_strhash(fl->names[id]);
-}
-
-static uint32_t node_hash(struct hs_flame *fl, uint32_t id)
-{
-	return (uint32_t)(((uint64_t)fl->nodes[id].parent << 32 | fl->nodes[id].name) * 0x9e3779b97f4a7c15ull >> 32);
-}
-
-int hs_flame_intern(struct hs_flame *fl, const char *s, uint32_t *out)
-{
-	size_t mask;
-	uint32_t h = hs_strhash(s), j;
-
-	if (grow_map(&fl->name_map, &fl->name_map_bits, fl->nnames, name_hash, fl) < 0)
-		return -ENOMEM;
-	mask = ((size_t)1 << fl->name_map_bits) - 1;
-	for (j = h & mask; fl->name_map[j] != EMPTY; j = (j + 1) & mask)
-		if (!strcmp(fl->names[fl->name_map[j]], s)) {
-			*out = fl->name_map[j];
-			return 0;
-		}
-	if (fl->nnames == fl->names_cap) {
-		uint32_t cap = fl->names_cap ? fl->names_cap * 2 : 256;
-		char **n = realloc(fl->names, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		fl->names = n;
-		fl->names_cap = cap;
-	}
-	if (!(fl->names[fl->nnames] = strdup(s)))
-		return -ENOMEM;
-	fl->name_map[j] = fl->nnames;
-	*out = fl->nnames++;
+	free(fl->node_map);
+	fl->node_map = m;
+	fl->node_map_bits = bits;
 	return 0;
 }
 
@@ -109,10 +75,10 @@ static int child(struct hs_flame *fl, uint32_t parent, const struct hs_flame_fra
 	uint32_t nm = fr->name, j;
 	size_t mask;
 
-	if (grow_map(&fl->node_map, &fl->node_map_bits, fl->nnodes, node_hash, fl) < 0)
+	if (grow_node_map(fl) < 0)
 		return -ENOMEM;
 	mask = ((size_t)1 << fl->node_map_bits) - 1;
-	j = (uint32_t)(((uint64_t)parent << 32 | nm) * 0x9e3779b97f4a7c15ull >> 32) & (uint32_t)mask;
+	j = node_hash(parent, nm) & (uint32_t)mask;
 	for (; fl->node_map[j] != EMPTY; j = (j + 1) & (uint32_t)mask) {
 		nd = &fl->nodes[fl->node_map[j]];
 		if (nd->parent == parent && nd->name == nm) {
@@ -140,7 +106,7 @@ static int child(struct hs_flame *fl, uint32_t parent, const struct hs_flame_fra
 }
 
 /* Folded id f's step, named on first use; NULL when out of memory. */
-static const struct step *step_of(struct hs_flame *fl, struct hs_flame_steps *ss, struct hs_stacks *st, uint32_t f)
+static const struct step *step_of(struct hs_names *names, struct hs_flame_steps *ss, struct hs_stacks *st, uint32_t f)
 {
 	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
 	char name[1024];
@@ -178,7 +144,7 @@ static const struct step *step_of(struct hs_flame *fl, struct hs_flame_steps *ss
 	for (int i = 0; i < n; i++) {
 		struct hs_flame_frame *e = &ss->v[ss->n++];
 		hs_flame_frame_name(&fr[i], name, sizeof(name));
-		if (hs_flame_intern(fl, name, &e->name) < 0)
+		if (hs_names_intern(names, name, &e->name) < 0)
 			return NULL;
 		e->line = fr[i].line;
 		e->inlined = fr[i].inlined;
@@ -189,7 +155,7 @@ static const struct step *step_of(struct hs_flame *fl, struct hs_flame_steps *ss
 	return s;
 }
 
-int hs_flame_line(struct hs_flame *fl, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
+int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
 		  struct hs_flame_frame *out)
 {
 	int n = 0;
@@ -197,7 +163,7 @@ int hs_flame_line(struct hs_flame *fl, struct hs_flame_steps **steps, struct hs_
 	if (!*steps && !(*steps = calloc(1, sizeof(**steps))))
 		return -ENOMEM;
 	for (uint32_t f = folded; f && n < HS_STACKS_MAX_FRAMES;) {
-		const struct step *s = step_of(fl, *steps, st, f);
+		const struct step *s = step_of(names, *steps, st, f);
 		if (!s)
 			return -ENOMEM;
 		for (int i = 0; i < s->n && n < HS_STACKS_MAX_FRAMES; i++)
@@ -206,7 +172,7 @@ int hs_flame_line(struct hs_flame *fl, struct hs_flame_steps **steps, struct hs_
 	}
 	if (n == 0) {
 		out[0] = (struct hs_flame_frame){ .name = 0 };
-		if (hs_flame_intern(fl, "[no backtrace]", &out[0].name) < 0)
+		if (hs_names_intern(names, "[no backtrace]", &out[0].name) < 0)
 			return -ENOMEM;
 		n = 1;
 	}
@@ -226,7 +192,7 @@ static int insert(struct hs_flame *fl, struct hs_flame_steps **ss, struct hs_sta
 		  double c)
 {
 	struct hs_flame_frame fr[HS_STACKS_MAX_FRAMES];
-	int n = hs_flame_line(fl, ss, st, folded, fr), rc;
+	int n = hs_flame_line(&fl->names, ss, st, folded, fr), rc;
 	uint32_t node = 0, depth = 0;
 
 	if (n < 0)
@@ -278,7 +244,7 @@ static int tree(struct hs_flame *fl, struct hs_stacks *st)
 	fl->nodes_cap = 1024;
 	if (!(fl->nodes = calloc(fl->nodes_cap, sizeof(*fl->nodes))))
 		return -ENOMEM;
-	if ((rc = hs_flame_intern(fl, "all", &root)) < 0)
+	if ((rc = hs_names_intern(&fl->names, "all", &root)) < 0)
 		return rc;
 	fl->nodes[0].name = root;
 	fl->nodes[0].parent = EMPTY;   /* so that no frame named "all" can merge into the root */
@@ -446,10 +412,7 @@ void hs_flame_stream_free(struct hs_flame_stream *fs)
 
 void hs_flame_free(struct hs_flame *fl)
 {
-	for (uint32_t i = 0; i < fl->nnames; i++)
-		free(fl->names[i]);
-	free(fl->names);
-	free(fl->name_map);
+	hs_names_free(&fl->names);
 	free(fl->node_map);
 	free(fl->nodes);
 	free(fl->w);

@@ -6,6 +6,7 @@
 
 #include "alloctab.h"
 #include "filter.h"
+#include "names.h"
 #include "stacks.h"
 
 enum hs_flame_weight {
@@ -44,10 +45,7 @@ struct hs_flame {
 	uint32_t nnodes, nodes_cap;
 	uint32_t *node_map;
 	unsigned node_map_bits;
-	char **names;
-	uint32_t nnames, names_cap;
-	uint32_t *name_map;
-	unsigned name_map_bits;
+	struct hs_names names;    /* the nodes' names */
 	uint32_t depth;           /* deepest node, root = 0 */
 };
 
@@ -86,10 +84,7 @@ void hs_flame_stream_free(struct hs_flame_stream *fs);
 /* Frame name as flame graphs and the folded format show it (never contains ';'). */
 void hs_flame_frame_name(const struct hs_frame *fr, char *buf, size_t n);
 
-/* The id of name in fl's table (fl->names), added if new; 0 or -ENOMEM. */
-int hs_flame_intern(struct hs_flame *fl, const char *name, uint32_t *id);
-
-/* A frame as flame graphs name it: its id in the flame's table of names, and where it is. */
+/* A frame as flame graphs name it: its id in a table of names, and where it is. */
 struct hs_flame_frame {
 	uint32_t name;
 	int line, inlined;
@@ -99,13 +94,13 @@ struct hs_flame_frame {
 /*
  * Backtrace folded's frames as flame graphs name them, innermost first
  * (its innermost HS_STACKS_MAX_FRAMES), into out (room for that many):
- * names go to fl's table, and each step of the folded tree is named once
+ * names go to the table names, and each step of the folded tree is named once
  * in *steps (start it NULL; hs_flame_steps_free it), since backtraces
  * share their callers. A backtrace without a frame is one frame, "[no
  * backtrace]". The count (at least 1), or -ENOMEM.
  */
 struct hs_flame_steps;
-int hs_flame_line(struct hs_flame *fl, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
+int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
 		  struct hs_flame_frame *out);
 void hs_flame_steps_free(struct hs_flame_steps *steps);
 

@@ -32,11 +32,6 @@ struct hs_stacks_ip {
 	uint32_t n;        /* frames at this address; 0: empty slot */
 };
 
-struct hs_stacks_str {
-	uint32_t id;       /* NO_SLOT: empty */
-	uint32_t hash;
-};
-
 static const char *base_name(const char *p)
 {
 	const char *s = p ? strrchr(p, '/') : NULL;
@@ -103,9 +98,6 @@ int hs_stacks_init(struct hs_stacks *st, struct hs_reader *r, const regex_t *hid
 	st->fold_map_bits = 10;
 	st->fold_map = hs_xrealloc(NULL, sizeof(*st->fold_map) << st->fold_map_bits);
 	memset(st->fold_map, 0xff, sizeof(*st->fold_map) << st->fold_map_bits);
-	st->strs_bits = 10;
-	st->strs = hs_xrealloc(NULL, sizeof(*st->strs) << st->strs_bits);
-	memset(st->strs, 0xff, sizeof(*st->strs) << st->strs_bits);
 	return 0;
 }
 
@@ -120,10 +112,7 @@ void hs_stacks_free(struct hs_stacks *st)
 	free(st->fold_map);
 	free(st->key);
 	free(st->caller_key);
-	free(st->strs);
-	for (uint32_t i = 0; i < st->nnames; i++)
-		free(st->names[i]);
-	free(st->names);
+	hs_names_free(&st->names);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -323,40 +312,11 @@ void hs_stacks_frame_name(const struct hs_frame *fr, enum hs_group_by by, char *
 
 static uint32_t intern(struct hs_stacks *st, const char *s)
 {
-	uint32_t h = hs_strhash(s);
-	size_t mask = ((size_t)1 << st->strs_bits) - 1, j = h & mask;
+	uint32_t id;
 
-	while (st->strs[j].id != NO_SLOT) {
-		if (st->strs[j].hash == h && !strcmp(st->names[st->strs[j].id], s))
-			return st->strs[j].id;
-		j = (j + 1) & mask;
-	}
-	if (st->nnames == st->names_cap) {
-		st->names_cap = st->names_cap ? st->names_cap * 2 : 256;
-		st->names = hs_xrealloc(st->names, st->names_cap * sizeof(*st->names));
-	}
-	st->names[st->nnames] = strdup(s);
-	if (!st->names[st->nnames])
+	if (hs_names_intern(&st->names, s, &id) < 0)
 		hs_oom(strlen(s) + 1);
-	st->strs[j] = (struct hs_stacks_str){ .id = st->nnames, .hash = h };
-	if ((size_t)(st->nnames + 1) * 2 > mask + 1) {
-		struct hs_stacks_str *old = st->strs;
-		size_t ocap = mask + 1;
-		st->strs_bits++;
-		mask = ((size_t)1 << st->strs_bits) - 1;
-		st->strs = hs_xrealloc(NULL, sizeof(*st->strs) << st->strs_bits);
-		memset(st->strs, 0xff, sizeof(*st->strs) << st->strs_bits);
-		for (size_t i = 0; i < ocap; i++) {
-			if (old[i].id == NO_SLOT)
-				continue;
-			j = old[i].hash & mask;
-			while (st->strs[j].id != NO_SLOT)
-				j = (j + 1) & mask;
-			st->strs[j] = old[i];
-		}
-		free(old);
-	}
-	return st->nnames++;
+	return id;
 }
 
 /* Frames of the stack until the site's caller: index of the caller (or -1) in *caller. */
@@ -465,7 +425,7 @@ const char *hs_stacks_key_name(struct hs_stacks *st, uint32_t key, int caller, c
 	struct hs_frame fr[MAX_INLINE];
 
 	if (caller || st->by != HS_BY_BACKTRACE)
-		return key < st->nnames ? st->names[key] : "?";
+		return key < st->names.n ? hs_names_str(&st->names, key) : "?";
 	if (hs_stacks_folded_frames(st, key, fr, 1) < 1)
 		snprintf(buf, n, "(no backtrace)");
 	else

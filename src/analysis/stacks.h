@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "heapscope/reader.h"
+#include "names.h"
 
 enum hs_group_by { HS_BY_BACKTRACE, HS_BY_FUNCTION, HS_BY_LINE, HS_BY_LIBRARY };
 
@@ -14,7 +15,6 @@ enum hs_group_by { HS_BY_BACKTRACE, HS_BY_FUNCTION, HS_BY_LINE, HS_BY_LIBRARY };
 #define HS_STACKS_FORCED 0x80000000u
 
 struct hs_stacks_ip;
-struct hs_stacks_str;
 
 /*
  * Frames are hidden (folded away) when they match one of the hide regexes
@@ -46,10 +46,7 @@ struct hs_stacks {
 	uint32_t *key;                /* stack id -> group key, HS_STACKS_NO_KEY: not yet */
 	uint32_t *caller_key;         /* stack id -> key of the caller of its site */
 
-	struct hs_stacks_str *strs;   /* interned key names */
-	char **names;
-	uint32_t nnames, names_cap;
-	uint32_t strs_bits;
+	struct hs_names names;        /* the keys' names */
 };
 
 /* hide: regexes for --hide (kept by the caller); plumbing: also hide the built-in list. */

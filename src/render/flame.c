@@ -32,7 +32,7 @@ static const char *base_name(const char *p)
  * by hs_flame_line (each step of the folded tree once).
  */
 struct folded {
-	struct hs_flame names;   /* its table of names only */
+	struct hs_names names;
 	struct hs_flame_steps *steps;
 	uint32_t *ids;           /* every line's name ids, root first */
 	size_t nids, ids_cap;
@@ -81,8 +81,8 @@ static int line_cmp(const struct folded *fo, uint32_t x, uint32_t y)
 		return na == nb ? 0 : i == na ? -1 : 1;
 	}
 	{
-		const unsigned char *s = (const unsigned char *)fo->names.names[a[i]];
-		const unsigned char *t = (const unsigned char *)fo->names.names[b[i]];
+		const unsigned char *s = (const unsigned char *)hs_names_str(&fo->names, a[i]);
+		const unsigned char *t = (const unsigned char *)hs_names_str(&fo->names, b[i]);
 		size_t j;
 		int cs, ct;
 
@@ -159,14 +159,14 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
 		for (uint32_t j = 0; j < fo.count[k]; j++) {
 			if (j)
 				putc(';', f);
-			fputs(fo.names.names[fo.ids[fo.start[k] + j]], f);
+			fputs(hs_names_str(&fo.names, fo.ids[fo.start[k] + j]), f);
 		}
 		fprintf(f, " %llu\n", (unsigned long long)sum);
 	}
 	if (ferror(f))
 		rc = -EIO;
 out:
-	hs_flame_free(&fo.names);
+	hs_names_free(&fo.names);
 	hs_flame_steps_free(fo.steps);
 	free(fo.ids);
 	free(fo.start);
@@ -244,7 +244,7 @@ static int cmp_kids(const void *a, const void *b)
 
 	if (x->weight != y->weight)
 		return x->weight < y->weight ? 1 : -1;
-	return strcmp(sort_fl->names[x->name], sort_fl->names[y->name]);
+	return strcmp(hs_names_str(&sort_fl->names, x->name), hs_names_str(&sort_fl->names, y->name));
 }
 
 /*
@@ -273,7 +273,7 @@ static void frame(struct svg *s, uint32_t id, uint32_t depth, double x)
 {
 	const struct hs_flame *fl = s->fl;
 	const struct hs_flame_node *nd = &fl->nodes[id];
-	const char *name = fl->names[nd->name];
+	const char *name = hs_names_str(&fl->names, nd->name);
 	double w = nd->weight * s->scale, y;
 	char a[64], b[64];
 	int r, g, bl;
@@ -372,7 +372,7 @@ static void json_node(FILE *f, const struct hs_flame *fl, uint32_t *kids, uint32
 	uint32_t first, n;
 
 	fprintf(f, "{\"name\": ");
-	hs_json_string(f, fl->names[nd->name]);
+	hs_json_string(f, hs_names_str(&fl->names, nd->name));
 	if (nd->file) {
 		fprintf(f, ", \"file\": ");
 		hs_json_string(f, nd->file);

@@ -615,7 +615,7 @@ static int sorted_kids(const void *ctx, uint32_t first, uint32_t (*next)(const v
 static void node_head(FILE *f, const struct hs_flame *fl, const struct hs_flame_node *n)
 {
 	fputs("{\"name\": ", f);
-	hs_json_string(f, fl->names[n->name]);
+	hs_json_string(f, hs_names_str(&fl->names, n->name));
 	fputs(", \"file\": ", f);
 	if (n->file && !n->several_lines)
 		hs_json_string(f, n->file);

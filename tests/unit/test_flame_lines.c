@@ -47,7 +47,7 @@ static const char *build(void)
 static uint32_t child_named(const struct hs_flame *fl, uint32_t id, const char *name)
 {
 	for (uint32_t c = fl->nodes[id].first_child; c; c = fl->nodes[c].next_sibling)
-		if (!strcmp(fl->names[fl->nodes[c].name], name))
+		if (!strcmp(hs_names_str(&fl->names, fl->nodes[c].name), name))
 			return c;
 	return 0;
 }
