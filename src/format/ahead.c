@@ -226,11 +226,13 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	memcpy(to->sp, from->sp, sizeof(to->sp));
 	memcpy(to->se, from->se, sizeof(to->se));
 	to->q = from->q;
+	to->run_left = from->run_left;
 	to->tid = from->tid;
 	to->chunk_no = from->chunk_no;
 	memcpy(to->predict, from->predict, sizeof(to->predict));
 	to->pred = NULL;
 	to->freed = from->freed;
+	to->runs = from->runs;
 	to->no_addresses = from->no_addresses;
 	to->nstacks = from->nstacks;
 	to->stack_lim = from->stack_lim;

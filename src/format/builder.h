@@ -20,6 +20,13 @@ void hs_builder_free(struct hs_builder *b);
  */
 void hs_builder_event(struct hs_builder *b, const struct hs_event *ev);
 
+/*
+ * Writes the events' times as major version major (from 1 up to
+ * HS_VERSION_MAJOR, the default) writes them: for the tests' traces of
+ * older versions.
+ */
+void hs_builder_set_major(struct hs_builder *b, unsigned major);
+
 /* Appends an already encoded non-event record: its type byte, then its fields. */
 int hs_builder_record(struct hs_builder *b, const uint8_t *rec, size_t len);
 

@@ -92,10 +92,17 @@ void hs_encoder_set_pause(struct hs_encoder *enc, void (*fn)(void *), void *arg)
 int hs_encoder_chunk(struct hs_encoder *enc, const void *raw, size_t raw_len,
 		     const void **chunk, size_t *chunk_len)
 {
+	return hs_encoder_chunk_parts(enc, raw, raw_len, NULL, 0, chunk, chunk_len);
+}
+
+int hs_encoder_chunk_parts(struct hs_encoder *enc, const void *raw, size_t raw_len, const size_t *cuts, int ncuts,
+			   const void **chunk, size_t *chunk_len)
+{
 	uint8_t *h = enc->out;
 	ZSTD_outBuffer out = { h + HS_CHUNK_HEADER_SIZE, enc->out_cap - HS_CHUNK_HEADER_SIZE, 0 };
 	ZSTD_inBuffer in = { raw, 0, 0 };
 	size_t left, n;
+	int cut = 0;
 
 	if (raw_len > HS_CHUNK_MAX_RAW)
 		return -E2BIG;
@@ -103,17 +110,24 @@ int hs_encoder_chunk(struct hs_encoder *enc, const void *raw, size_t raw_len,
 	if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(enc->cctx, raw_len)))
 		return -EIO;
 	for (;;) {
-		int last;
+		int last, at_cut;
 
-		/* a block of zstd's largest (128 KiB) at a time, the pause between */
+		while (cut < ncuts && cuts[cut] <= in.size)
+			cut++;
+		/* a block of zstd's largest (128 KiB) at a time, the pause between; a part's end ends its block */
 		in.size = raw_len - in.size > ZSTD_BLOCKSIZE_MAX ? in.size + ZSTD_BLOCKSIZE_MAX : raw_len;
+		at_cut = cut < ncuts && cuts[cut] <= in.size;
+		if (at_cut)
+			in.size = cuts[cut];
 		last = in.size == raw_len;
-		left = ZSTD_compressStream2(enc->cctx, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
+		left = ZSTD_compressStream2(enc->cctx, &out, &in, last ? ZSTD_e_end : at_cut ? ZSTD_e_flush : ZSTD_e_continue);
 		if (ZSTD_isError(left))
 			return -EIO;
-		/* the output has room for the whole frame (compressBound): the end leaves nothing to flush */
+		/* the output has room for the whole frame (compressBound): an end or a flush leaves nothing behind */
 		if (last)
 			break;
+		if (at_cut && left)
+			return -EIO;
 		if (enc->pause)
 			enc->pause(enc->pause_arg);
 	}

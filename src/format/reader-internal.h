@@ -26,11 +26,13 @@ struct hs_reader {
 	size_t zcap, rcap;
 	const uint8_t *sp[HS_STREAM_COUNT], *se[HS_STREAM_COUNT]; /* stream cursors and ends */
 	uint64_t q;                 /* delta state: time in resolution units */
+	uint64_t run_left;          /* events still at time q in the current run (5.0) */
 	uint32_t tid;
 	uint32_t chunk_no;
 	struct hs_predict predict[HS_PREDICT_SLOTS];
 	struct hs_predict *pred;   /* the current thread's, in this chunk; NULL: look it up */
 	int freed;                 /* the file predicts addresses from the freed list (3.0) */
+	int runs;                  /* its time stream is runs (5.0) */
 
 	uint32_t *stack_parent;
 	uint64_t *stack_ip;

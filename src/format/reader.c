@@ -104,6 +104,7 @@ static int read_header(struct hs_reader *r)
 	r->info.version_major = hs_get_u16(h + 12);
 	r->info.version_minor = hs_get_u16(h + 14);
 	r->freed = r->info.version_major >= HS_VERSION_FREED;
+	r->runs = r->info.version_major >= HS_VERSION_TIME_RUNS;
 	if (r->info.version_major < HS_VERSION_MAJOR_OLDEST || r->info.version_major > HS_VERSION_MAJOR)
 		return fail(r, -EINVAL, "'%s' is format version %u.%u (offset 12); this heapscope reads %d.x to %d.x: "
 			    "read it with the heapscope that wrote it", r->path, r->info.version_major,
@@ -229,6 +230,7 @@ static int load_chunk(struct hs_reader *r)
 		return fail(r, -EINVAL, "'%s' is corrupt: bad stream table in the chunk at offset %llu", r->path,
 			    (unsigned long long)r->chunk_off);
 	r->q = 0;
+	r->run_left = 0;
 	r->tid = 0;
 	r->pred = NULL;
 	r->chunk_no++;
@@ -587,8 +589,14 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			return 0;
 		}
 	}
-	GETS(HS_STREAM_TIME, v);
-	r->q += (uint64_t)hs_unzigzag(v);
+	if (r->runs && r->run_left) {
+		r->run_left--;
+	} else {
+		GETS(HS_STREAM_TIME, v);
+		r->q += (uint64_t)hs_unzigzag(v);
+		if (r->runs)
+			GETS(HS_STREAM_TIME, r->run_left);
+	}
 	ev->time_ns = r->q * r->info.time_resolution_ns;
 	return 1;
 bad:
@@ -779,13 +787,35 @@ static inline struct hs_predict *current_predict(struct hs_reader *r)
 	return r->pred;
 }
 
-/* fast_one's and fast_bare's end: the record taken, its thread and time (pt: the time stream past its delta t) */
+/*
+ * The next event's time delta (zigzag) from *pt: one per event before 5.0;
+ * from 5.0 the first event of a run reads its delta and how many events
+ * follow at its time (*run, counted down by them), the others nothing.
+ */
+__attribute__((always_inline)) static inline uint64_t fast_time(const struct hs_reader *r, const uint8_t **pt, uint64_t *run,
+								int *bad)
+{
+	uint64_t t;
+
+	if (!r->runs)
+		return fast_varint(pt, bad);
+	if (*run) {
+		(*run)--;
+		return 0;
+	}
+	t = fast_varint(pt, bad);
+	*run = fast_varint(pt, bad);
+	return t;
+}
+
+/* fast_one's and fast_bare's end: the record taken, its thread and time (pt, run: the time stream past its delta t) */
 __attribute__((always_inline)) static inline void fast_done(struct hs_reader *r, struct hs_event *ev, const uint8_t *pt,
-							    uint64_t t)
+							    uint64_t run, uint64_t t)
 {
 	ev->tid = r->tid;
 	r->sp[HS_STREAM_TYPE]++;
 	r->sp[HS_STREAM_TIME] = pt;
+	r->run_left = run;
 	r->q += (uint64_t)hs_unzigzag(t);
 	ev->time_ns = r->q * r->info.time_resolution_ns;
 }
@@ -801,7 +831,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 	unsigned type = *r->sp[HS_STREAM_TYPE];
 	const uint8_t *pt = r->sp[HS_STREAM_TIME], *pp = r->sp[HS_STREAM_PTR];
 	struct hs_predict *pr;
-	uint64_t a, t;
+	uint64_t a, t, run = r->run_left;
 	int bad = 0;
 
 	int at, fn = hs_alloc_rec_fn(type, r->freed, &at);
@@ -815,7 +845,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		a = at ? 0 : fast_varint(&pp, &bad);
 		size = fast_varint(&ps, &bad);
 		stack = fast_varint(&pk, &bad);
-		t = fast_varint(&pt, &bad);
+		t = fast_time(r, &pt, &run, &bad);
 		if (bad || pp > r->se[HS_STREAM_PTR] || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] ||
 		    pt > r->se[HS_STREAM_TIME] || stack >= r->stack_lim)
 			return 0;
@@ -835,7 +865,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		hs_recent_push(pr, ev->ptr, cls);
 	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0) {
 		a = type == HS_REC_FREE_RECENT ? fast_varint(&pp, &bad) : type & 15;
-		t = fast_varint(&pt, &bad);
+		t = fast_time(r, &pt, &run, &bad);
 		pr = current_predict(r);
 		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME] || a >= pr->nrecent)
 			return 0;
@@ -846,7 +876,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 		ev->stack = 0;
 	} else if ((fn = hs_free_rec_fn(type)) >= 0) {
 		a = fast_varint(&pp, &bad);
-		t = fast_varint(&pt, &bad);
+		t = fast_time(r, &pt, &run, &bad);
 		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME])
 			return 0;
 		pr = current_predict(r);
@@ -863,7 +893,7 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 	pr->last = ev->ptr;
 	ev->old_ptr = 0;
 	r->sp[HS_STREAM_PTR] = pp;
-	fast_done(r, ev, pt, t);
+	fast_done(r, ev, pt, run, t);
 	return 1;
 }
 
@@ -872,14 +902,14 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 {
 	unsigned type = *r->sp[HS_STREAM_TYPE];
 	const uint8_t *pt = r->sp[HS_STREAM_TIME];
-	uint64_t t;
+	uint64_t t, run = r->run_left;
 	int at, bad = 0, fn = hs_alloc_rec_fn(type, r->freed, &at);
 
 	if (fn >= 0) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
 		uint64_t size = fast_varint(&ps, &bad), stack = fast_varint(&pk, &bad);
 
-		t = fast_varint(&pt, &bad);
+		t = fast_time(r, &pt, &run, &bad);
 		if (bad || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] || pt > r->se[HS_STREAM_TIME] ||
 		    stack >= r->stack_lim)
 			return 0;
@@ -889,7 +919,7 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 || (fn = hs_free_rec_fn(type)) >= 0) {
-		t = fast_varint(&pt, &bad);
+		t = fast_time(r, &pt, &run, &bad);
 		if (bad || pt > r->se[HS_STREAM_TIME])
 			return 0;
 		ev->kind = HS_EVENT_FREE;
@@ -901,7 +931,7 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 	ev->fn = fn;
 	ev->ptr = 0;
 	ev->old_ptr = 0;
-	fast_done(r, ev, pt, t);
+	fast_done(r, ev, pt, run, t);
 	return 1;
 }
 

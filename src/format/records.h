@@ -19,13 +19,16 @@
  * implied, which a 3.x reader would take for its parent. Readers still take
  * 1.x to 3.x. 4.1 samples requests of 0 bytes as if of 1 (4.0 never did),
  * which a 4.0 reader reads right but weighs as 1. 4.2 adds CHILDREN, which
- * a 4.1 reader skips.
+ * a 4.1 reader skips. 5.0 writes the time stream as runs (a delta, then
+ * how many events after it share its time), which a 4.x reader would take
+ * for one delta per event.
  */
-#define HS_VERSION_MAJOR 4
-#define HS_VERSION_MINOR 2
+#define HS_VERSION_MAJOR 5
+#define HS_VERSION_MINOR 0
 #define HS_VERSION_MAJOR_OLDEST 1
 #define HS_VERSION_FREED 3       /* the first major version with the freed list */
 #define HS_VERSION_STACK_SEQ 4   /* the first whose STACK records leave their id implied */
+#define HS_VERSION_TIME_RUNS 5   /* the first whose time stream is runs */
 
 /*
  * A backtrace deeper than the tracer keeps has this return address as its

@@ -2117,22 +2117,33 @@ if [ $HAVE_HS = 1 ]; then
 else
     fail format/reads-2.1 "$HS_MISSING"
 fi
-# A trace written in format 3.0 (the same SQL, recorded by commit 3f891ed),
-# whose STACK records name their ids (4.0 leaves them out): its events and
-# every allocation's backtrace (page offsets of the return addresses, from
-# tests/integration/lib/ips.c) must read as 3.0's reader read them.
-if [ $HAVE_HS = 1 ] && gcc -std=c11 -O1 -I"$ROOT/include" -o "$W/ips" "$T/lib/ips.c" "$BD/libheapscope-reader.a" \
-    $(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread 2>"$W/ips.log"; then
-    f=$ROOT/tests/integration/data/sqlite-format-3.0.hst
-    got=$(timeout 60 "$HS" dump "$f" 2>"$W/v30.err" | sha256sum | cut -d' ' -f1)
-    if [ "$got" = 337078fea7121730601a7ab2bd6da21451a8d49ff4bd468a3d2c620edb7cbcac ]; then ok format/reads-3.0
-    else fail format/reads-3.0 "dump of the 3.0 trace differs from 3.0's own reader (sha256 $got; $(first_line "$W/v30.err"))"; fi
-    got=$(timeout 60 "$W/ips" "$f" 2>"$W/v30ips.err" | sha256sum | cut -d' ' -f1)
-    if [ "$got" = 133ec12c85d2a9e591175336344bb596e734334797c280b52565d1b54ee57fb4 ]; then ok format/reads-3.0-backtraces
-    else fail format/reads-3.0-backtraces "the 3.0 trace's backtraces differ from 3.0's reader's (sha256 $got; $(first_line "$W/v30ips.err"))"; fi
-else
-    fail format/reads-3.0 "${HS_MISSING:-cannot build the address lister: $(first_line "$W/ips.log")}"
-fi
+# reads_old VERSION DUMP_SHA256 BACKTRACES_SHA256: data/sqlite-format-VERSION.hst
+# must give the events (its dump) and every allocation's backtrace (page
+# offsets of the return addresses, from tests/integration/lib/ips.c) that
+# the reader of its own version gave.
+reads_old() {
+    local v=$1 f=$ROOT/tests/integration/data/sqlite-format-$1.hst got
+    if [ $HAVE_HS != 1 ] || [ ! -x "$W/ips" ]; then
+        fail "format/reads-$v" "${HS_MISSING:-cannot build the address lister: $(first_line "$W/ips.log")}"
+        return
+    fi
+    got=$(timeout 60 "$HS" dump "$f" 2>"$W/v$v.err" | sha256sum | cut -d' ' -f1)
+    if [ "$got" = "$2" ]; then ok "format/reads-$v"
+    else fail "format/reads-$v" "dump of the $v trace differs from $v's own reader (sha256 $got; $(first_line "$W/v$v.err"))"; fi
+    got=$(timeout 60 "$W/ips" "$f" 2>"$W/v${v}ips.err" | sha256sum | cut -d' ' -f1)
+    if [ "$got" = "$3" ]; then ok "format/reads-$v-backtraces"
+    else fail "format/reads-$v-backtraces" "the $v trace's backtraces differ from $v's reader's (sha256 $got; $(first_line "$W/v${v}ips.err"))"; fi
+}
+[ $HAVE_HS = 1 ] && gcc -std=c11 -O1 -I"$ROOT/include" -o "$W/ips" "$T/lib/ips.c" "$BD/libheapscope-reader.a" \
+    $(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread 2>"$W/ips.log"
+# Format 3.0 (the same SQL, recorded by commit 3f891ed): its STACK records
+# name their ids, which 4.0 leaves out.
+reads_old 3.0 337078fea7121730601a7ab2bd6da21451a8d49ff4bd468a3d2c620edb7cbcac \
+    133ec12c85d2a9e591175336344bb596e734334797c280b52565d1b54ee57fb4
+# Format 4.2 (the same SQL, recorded by commit 78613d0): a time delta per
+# event, where 5.0 writes runs.
+reads_old 4.2 09decb8fa5fa766c1dca2605f723d7111d6ac44cdc05cd0a4a4f50cf44d3be8d \
+    3a4aa49cefd54babf60a1f6eb8b89ad31ae656f98a8a63d1c795116eeee5e215
 
 # --------------------------------------------------------------- robustness
 # heapscope report on damaged input: either exit != 0 with a one-line error

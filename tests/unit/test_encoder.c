@@ -1,5 +1,6 @@
-/* test_encoder.c - chunks compressed in pieces: the header's fields, the frame's content size, the pauses between */
+/* test_encoder.c - chunks compressed in pieces: the header's fields, the frame's content size, the pauses between, parts' own blocks */
 #define _DEFAULT_SOURCE
+#define ZSTD_STATIC_LINKING_ONLY /* the block-by-block decoder: where the frame's blocks end */
 #include <stdlib.h>
 #include <zstd.h>
 
@@ -52,6 +53,75 @@ out:
 	free(back);
 }
 
+/* The offsets in the content where the frame's blocks end, as a block-by-block decoder regenerates them; -1 on error. */
+static int block_ends(const uint8_t *frame, size_t len, uint8_t *dst, size_t cap, size_t *ends, int max)
+{
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	size_t pos = 0, out = 0, next;
+	int n = 0;
+
+	if (!d || ZSTD_isError(ZSTD_decompressBegin(d)))
+		n = -1;
+	while (n >= 0 && (next = ZSTD_nextSrcSizeToDecompress(d)) != 0) {
+		size_t got;
+		ZSTD_nextInputType_e kind = ZSTD_nextInputType(d);
+
+		if (pos + next > len) {
+			n = -1;
+			break;
+		}
+		got = ZSTD_decompressContinue(d, dst + out, cap - out, frame + pos, next);
+		pos += next;
+		if (ZSTD_isError(got)) {
+			n = -1;
+			break;
+		}
+		out += got;
+		if ((kind == ZSTDnit_block || kind == ZSTDnit_lastBlock) && n < max)
+			ends[n++] = out;
+	}
+	ZSTD_freeDCtx(d);
+	return n;
+}
+
+/* Parts of unlike bytes (zeros, noise, text, an empty part, a cut at 0): each ends a block, and the chunk decodes whole. */
+static void parts(struct hs_encoder *enc)
+{
+	enum { N = 700000 };
+	static uint8_t raw[N], back[N];
+	static const size_t cuts[] = { 0, 300000, 300000, 350001, 350002, 620000, N };
+	size_t ends[64];
+	uint64_t seed = 9;
+	const void *cv;
+	const uint8_t *c;
+	size_t cl;
+	int nb, all = 1, rc;
+
+	for (size_t i = 0; i < N; i++)
+		raw[i] = i < 300000 ? 0 : i < 350001 ? (uint8_t)check_rand(&seed) : (uint8_t)("a leak in the cache "[i % 20]);
+	pauses = 0;
+	rc = hs_encoder_chunk_parts(enc, raw, N, cuts, (int)(sizeof(cuts) / sizeof(cuts[0])), &cv, &cl);
+	c = cv;
+	if (!CHECK("encoder/parts-compress", rc == 0))
+		return;
+	CHECK("encoder/parts-decode", ZSTD_decompress(back, N, c + HS_CHUNK_HEADER_SIZE, cl - HS_CHUNK_HEADER_SIZE) == N &&
+					      memcmp(back, raw, N) == 0);
+	nb = block_ends(c + HS_CHUNK_HEADER_SIZE, cl - HS_CHUNK_HEADER_SIZE, back, N, ends, 64);
+	for (size_t k = 1; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
+		int found = 0;
+		for (int b = 0; b < nb; b++)
+			found |= ends[b] == cuts[k];
+		all &= found;
+	}
+	check_report(nb > 0 && all, "encoder/parts-end-blocks", "%d blocks; a part's end is not a block's end", nb);
+	/* no block longer than zstd's largest, parts or not */
+	for (int b = 0; b < nb; b++)
+		all &= ends[b] - (b ? ends[b - 1] : 0) <= ZSTD_BLOCKSIZE_MAX;
+	CHECK("encoder/parts-blocks-at-most-128k", nb > 0 && all);
+	/* a pause after each piece and each part but the last: 128 KiB pieces cut at 300000, 350001, 350002 and 620000 */
+	check_report(pauses == 8, "encoder/parts-pauses", "%d pauses, expected 8", pauses);
+}
+
 int main(void)
 {
 	struct hs_encoder *enc;
@@ -69,6 +139,7 @@ int main(void)
 	one(enc, HS_CHUNK_MAX_RAW, HS_CHUNK_MAX_RAW / (128 << 10) - 1, 6);
 	/* the context is reused: a small chunk after the largest still states its own size */
 	one(enc, 1000, 0, 7);
+	parts(enc);
 	/* without a callback the pieces follow each other: the same frame */
 	hs_encoder_set_pause(enc, NULL, NULL);
 	{

@@ -451,12 +451,13 @@ int main(void)
 		 */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC + HS_FN_MALLOC }, m[] = { 1 };
-			static const uint8_t ptr[] = { 2 }, size[] = { 10 }, stk[] = { 2 }, tm[] = { 0 };
+			/* each event here a run of one (5.0): delta 0, no event after it at its time */
+			static const uint8_t ptr[] = { 2 }, size[] = { 10 }, stk[] = { 2 }, tm[] = { 0, 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_PTR] = ptr, st.n[HS_STREAM_PTR] = 1;
 			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
 			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = 1;
-			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = 1;
+			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-alloc-names-unwritten-stack", st, "malformed");
 			static const uint8_t big[] = { 0xff, 0xff, 0xff, 0xff, 0x0f }; /* UINT32_MAX */
 			st.s[HS_STREAM_STACK] = big, st.n[HS_STREAM_STACK] = sizeof(big);
@@ -464,7 +465,7 @@ int main(void)
 			static const uint8_t tm_map[] = { HS_REC_THREAD, HS_REC_MMAP }, m_map[] = { 1, 0x80, 0x20, 0x10, 3, 0x22 };
 			struct streams sm = STREAMS(tm_map, m_map);
 			sm.s[HS_STREAM_STACK] = stk, sm.n[HS_STREAM_STACK] = 1;
-			sm.s[HS_STREAM_TIME] = tm, sm.n[HS_STREAM_TIME] = 1;
+			sm.s[HS_STREAM_TIME] = tm, sm.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-mmap-names-unwritten-stack", sm, "malformed");
 			/* the same allocation naming node 1 reads */
 			static const uint8_t one[] = { 1 };
@@ -482,16 +483,16 @@ int main(void)
 		 */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_MALLOC }, m[] = { 1 };
-			static const uint8_t size[] = { 10 }, stk[] = { 1 }, tm[] = { 0 };
+			static const uint8_t size[] = { 10 }, stk[] = { 1 }, tm[] = { 0, 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
 			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = 1;
-			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = 1;
+			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-alloc-at-address-0", st, "address 0");
 			static const uint8_t tf[] = { HS_REC_THREAD, HS_REC_FREE }, zero[] = { 0 };
 			struct streams sf = STREAMS(tf, m);
 			sf.s[HS_STREAM_PTR] = zero, sf.n[HS_STREAM_PTR] = 1;
-			sf.s[HS_STREAM_TIME] = tm, sf.n[HS_STREAM_TIME] = 1;
+			sf.s[HS_STREAM_TIME] = tm, sf.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-free-at-address-0", sf, "address 0");
 		}
 		/* 4.0: id - parent (0 would be the node itself, more than the id a parent below 0), the id implied (2 here) */
@@ -553,10 +554,15 @@ int main(void)
 			st.s[HS_STREAM_PTR] = ptr;
 			st.n[HS_STREAM_PTR] = sizeof(ptr);
 			streams_rejected("errors-event-without-time", st, "malformed");
+			/* 5.0: a run's delta without its length */
+			static const uint8_t half[] = { 0 };
+			st.s[HS_STREAM_TIME] = half;
+			st.n[HS_STREAM_TIME] = sizeof(half);
+			streams_rejected("errors-time-run-without-length", st, "malformed");
 		}
 		/* a free that names a recent allocation the thread does not have */
 		{
-			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT }, m[] = { 1 }, ptr[] = { 0 }, tm[] = { 0 };
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT }, m[] = { 1 }, ptr[] = { 0 }, tm[] = { 0, 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_PTR] = ptr;
 			st.n[HS_STREAM_PTR] = sizeof(ptr);
@@ -566,7 +572,7 @@ int main(void)
 		}
 		/* the same with its place in the type (3.0): place 5 of a reallocarray's free */
 		{
-			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT_AT + 32 + 5 }, m[] = { 1 }, tm[] = { 0 };
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT_AT + 32 + 5 }, m[] = { 1 }, tm[] = { 0, 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_TIME] = tm;
 			st.n[HS_STREAM_TIME] = sizeof(tm);
@@ -575,7 +581,7 @@ int main(void)
 		/* a realloc has no "at the predicted address" type: its old address needs the ptr stream */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_REALLOC }, m[] = { 1 };
-			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
+			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0, 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_SIZE] = sz;
 			st.n[HS_STREAM_SIZE] = sizeof(sz);

@@ -88,6 +88,7 @@ __attribute__((unused))
 static void tb_set_major(struct tb *t, unsigned major)
 {
 	t->major = major;
+	hs_builder_set_major(t->b, major);
 	hs_put_u16(t->file.d + 12, (uint16_t)major);
 	hs_put_u32(t->file.d + 52, hs_crc32c(0, t->file.d, 52));
 }
