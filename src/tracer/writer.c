@@ -17,14 +17,23 @@
 #include "../format/encoder.h"
 #include "tracer.h"
 
-#define HS_CHUNK_TARGET (1u << 20)          /* raw bytes that make a chunk worth compressing */
+/*
+ * Raw bytes that make a chunk worth compressing. 2 MiB rather than 1: a
+ * third fewer zstd frames and tables made python3's trace 3.4% and
+ * sqlite3's 1.1% smaller, at no cost measured in churning programs.
+ */
+#define HS_CHUNK_TARGET (2u << 20)
 /*
  * A chunk is compressed after the pass that filled it, once the rings'
  * tails have moved: compressing 1 MiB takes about as long as the program
  * takes to fill a ring, so compressing in the middle of a pass stalled it.
- * Within a pass, only at this size (the rings of many threads at once).
+ * Within a pass, only at this size (the rings of many threads at once),
+ * which must stay at most a stream's room in the builder (half of
+ * HS_CHUNK_MAX_RAW): a type byte comes with every event, so no stream
+ * then holds more than 5/6 of the chunk.
  */
-#define HS_CHUNK_IN_PASS (4 * HS_CHUNK_TARGET)
+#define HS_CHUNK_IN_PASS (2 * HS_CHUNK_TARGET)
+_Static_assert(HS_CHUNK_IN_PASS <= HS_CHUNK_MAX_RAW / 2, "a pass's chunk must fit the builder's streams");
 #define HS_FLUSH_NS (100ull * 1000 * 1000)  /* a partial chunk is written at least this often */
 #define HS_TICK_NS (10ull * 1000 * 1000)    /* rss sampling period */
 #define HS_HOLD_NS (200ull * 1000)          /* events younger than this may still be overtaken */
