@@ -109,8 +109,17 @@ void hs_builder_set_major(struct hs_builder *b, unsigned major)
  * Most events share the time unit of the one before (threads' events take
  * one clock reading for up to 32): a run writes nothing per event. A delta
  * per event, mostly 0, was a quarter of a CPython trace after compression
- * and 37 MB of its raw chunks.
+ * and 37 MB of its raw chunks. The delta's low bit says whether a length
+ * follows: at a resolution of 1 ns, where runs are mostly of one event,
+ * a length for each made sqlite3's trace 13% larger.
  */
+static void put_run(struct hs_builder *b)
+{
+	put(b, HS_STREAM_TIME, hs_zigzag(b->run_dt) << 1 | (b->run_more != 0));
+	if (b->run_more)
+		put(b, HS_STREAM_TIME, b->run_more);
+}
+
 static inline void put_time(struct hs_builder *b, int64_t dt)
 {
 	if (!b->runs) {
@@ -121,10 +130,8 @@ static inline void put_time(struct hs_builder *b, int64_t dt)
 		b->run_more++;
 		return;
 	}
-	if (b->run_open) {
-		put_s(b, HS_STREAM_TIME, b->run_dt);
-		put(b, HS_STREAM_TIME, b->run_more);
-	}
+	if (b->run_open)
+		put_run(b);
 	b->run_open = 1;
 	b->run_dt = dt;
 	b->run_more = 0;
@@ -133,8 +140,7 @@ static inline void put_time(struct hs_builder *b, int64_t dt)
 static void close_run(struct hs_builder *b)
 {
 	if (b->run_open) {
-		put_s(b, HS_STREAM_TIME, b->run_dt);
-		put(b, HS_STREAM_TIME, b->run_more);
+		put_run(b);
 		b->run_open = 0;
 	}
 }

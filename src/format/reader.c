@@ -593,9 +593,9 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		r->run_left--;
 	} else {
 		GETS(HS_STREAM_TIME, v);
-		r->q += (uint64_t)hs_unzigzag(v);
-		if (r->runs)
+		if (r->runs && (v & 1))
 			GETS(HS_STREAM_TIME, r->run_left);
+		r->q += (uint64_t)hs_unzigzag(r->runs ? v >> 1 : v);
 	}
 	ev->time_ns = r->q * r->info.time_resolution_ns;
 	return 1;
@@ -789,8 +789,9 @@ static inline struct hs_predict *current_predict(struct hs_reader *r)
 
 /*
  * The next event's time delta (zigzag) from *pt: one per event before 5.0;
- * from 5.0 the first event of a run reads its delta and how many events
- * follow at its time (*run, counted down by them), the others nothing.
+ * from 5.0 the first event of a run reads its delta, shifted left by one,
+ * and when the low bit is set how many events follow at its time (*run,
+ * counted down by them); the others read nothing.
  */
 __attribute__((always_inline)) static inline uint64_t fast_time(const struct hs_reader *r, const uint8_t **pt, uint64_t *run,
 								int *bad)
@@ -804,8 +805,8 @@ __attribute__((always_inline)) static inline uint64_t fast_time(const struct hs_
 		return 0;
 	}
 	t = fast_varint(pt, bad);
-	*run = fast_varint(pt, bad);
-	return t;
+	*run = t & 1 ? fast_varint(pt, bad) : 0;
+	return t >> 1;
 }
 
 /* fast_one's and fast_bare's end: the record taken, its thread and time (pt, run: the time stream past its delta t) */

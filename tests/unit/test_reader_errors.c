@@ -451,8 +451,8 @@ int main(void)
 		 */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC + HS_FN_MALLOC }, m[] = { 1 };
-			/* each event here a run of one (5.0): delta 0, no event after it at its time */
-			static const uint8_t ptr[] = { 2 }, size[] = { 10 }, stk[] = { 2 }, tm[] = { 0, 0 };
+			/* each event here a run of one (5.0): delta 0, its low bit clear: no length follows */
+			static const uint8_t ptr[] = { 2 }, size[] = { 10 }, stk[] = { 2 }, tm[] = { 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_PTR] = ptr, st.n[HS_STREAM_PTR] = 1;
 			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
@@ -483,7 +483,7 @@ int main(void)
 		 */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_MALLOC }, m[] = { 1 };
-			static const uint8_t size[] = { 10 }, stk[] = { 1 }, tm[] = { 0, 0 };
+			static const uint8_t size[] = { 10 }, stk[] = { 1 }, tm[] = { 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
 			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = 1;
@@ -554,15 +554,15 @@ int main(void)
 			st.s[HS_STREAM_PTR] = ptr;
 			st.n[HS_STREAM_PTR] = sizeof(ptr);
 			streams_rejected("errors-event-without-time", st, "malformed");
-			/* 5.0: a run's delta without its length */
-			static const uint8_t half[] = { 0 };
+			/* 5.0: a run's delta whose low bit promises a length, without it */
+			static const uint8_t half[] = { 1 };
 			st.s[HS_STREAM_TIME] = half;
 			st.n[HS_STREAM_TIME] = sizeof(half);
 			streams_rejected("errors-time-run-without-length", st, "malformed");
 		}
 		/* a free that names a recent allocation the thread does not have */
 		{
-			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT }, m[] = { 1 }, ptr[] = { 0 }, tm[] = { 0, 0 };
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT }, m[] = { 1 }, ptr[] = { 0 }, tm[] = { 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_PTR] = ptr;
 			st.n[HS_STREAM_PTR] = sizeof(ptr);
@@ -572,7 +572,7 @@ int main(void)
 		}
 		/* the same with its place in the type (3.0): place 5 of a reallocarray's free */
 		{
-			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT_AT + 32 + 5 }, m[] = { 1 }, tm[] = { 0, 0 };
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_FREE_RECENT_AT + 32 + 5 }, m[] = { 1 }, tm[] = { 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_TIME] = tm;
 			st.n[HS_STREAM_TIME] = sizeof(tm);
@@ -581,7 +581,7 @@ int main(void)
 		/* a realloc has no "at the predicted address" type: its old address needs the ptr stream */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_REALLOC }, m[] = { 1 };
-			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0, 0 };
+			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_SIZE] = sz;
 			st.n[HS_STREAM_SIZE] = sizeof(sz);
