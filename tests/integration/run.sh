@@ -1805,8 +1805,9 @@ else
     fail tracer/sampled-writer-sleeps "$HS_MISSING"
 fi
 
-# A full disk: mid-run on a 1 MiB tmpfs (needs root, for a mount namespace
-# of its own), and at the start on /dev/full. Before, the chunk cut short
+# A full disk: mid-run on a 4 MiB tmpfs (needs root, for a mount namespace
+# of its own; the program's trace takes 10 MB, in chunks of 1.2 MB), and at
+# the start on /dev/full. Before, the chunk cut short
 # by the full disk stayed in the file and the last records came after a
 # hole of zeros: the trace was corrupt from that offset on.
 if [ $HAVE_HS = 1 ]; then
@@ -1819,7 +1820,7 @@ if [ $HAVE_HS = 1 ]; then
     if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
         mkdir -p "$W/tinyfs"
         rm -f "$W/diskfull.hst"
-        unshare -m sh -c 'mount -t tmpfs -o size=1m tmpfs "$1" || exit 99
+        unshare -m sh -c 'mount -t tmpfs -o size=4m tmpfs "$1" || exit 99
             timeout 60 env LD_PRELOAD="$2" HEAPSCOPE_OUTPUT="$1/t.hst" "$3" 2000000 >"$4.out" 2>"$4.err"
             echo $? >"$4.rc"; cp "$1/t.hst" "$4.hst"' sh "$W/tinyfs" "$LIB" "$P/fillfile" "$W/diskfull"
         if [ $? = 99 ]; then
