@@ -34,7 +34,7 @@ int hs_encoder_chunk(struct hs_encoder *enc, const void *raw, size_t raw_len,
  * The same, for raw made of parts that each end at one of the ncuts
  * offsets in cuts (ascending): no zstd block mixes two parts, so each is
  * compressed with statistics of its own (a chunk's streams: sqlite3's
- * trace 5% smaller).
+ * trace 3.5% smaller).
  */
 int hs_encoder_chunk_parts(struct hs_encoder *enc, const void *raw, size_t raw_len, const size_t *cuts, int ncuts,
 			   const void **chunk, size_t *chunk_len);

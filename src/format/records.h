@@ -19,9 +19,9 @@
  * implied, which a 3.x reader would take for its parent. Readers still take
  * 1.x to 3.x. 4.1 samples requests of 0 bytes as if of 1 (4.0 never did),
  * which a 4.0 reader reads right but weighs as 1. 4.2 adds CHILDREN, which
- * a 4.1 reader skips. 5.0 writes the time stream as runs (a delta, then
- * how many events after it share its time), which a 4.x reader would take
- * for one delta per event.
+ * a 4.1 reader skips. 5.0 writes the time stream as runs (a delta whose
+ * low bit says that a count of the events after it at its time follows),
+ * which a 4.x reader would take for one delta per event.
  */
 #define HS_VERSION_MAJOR 5
 #define HS_VERSION_MINOR 0

@@ -29,8 +29,9 @@
  * takes to fill a ring, so compressing in the middle of a pass stalled it.
  * Within a pass, only at this size (the rings of many threads at once),
  * which must stay at most a stream's room in the builder (half of
- * HS_CHUNK_MAX_RAW): a type byte comes with every event, so no stream
- * then holds more than 5/6 of the chunk.
+ * HS_CHUNK_MAX_RAW): a type byte comes with every event and no field
+ * takes more than 10 bytes, so no stream then holds more than 10/11 of
+ * the chunk.
  */
 #define HS_CHUNK_IN_PASS (2 * HS_CHUNK_TARGET)
 _Static_assert(HS_CHUNK_IN_PASS <= HS_CHUNK_MAX_RAW / 2, "a pass's chunk must fit the builder's streams");
