@@ -1,4 +1,4 @@
-/* failbig.c - preloaded: every allocation of FAILBIG_BYTES or more fails, as when memory runs out */
+/* failbig.c - preloaded: every allocation of FAILBIG_BYTES or more fails (aligned ones too), as when memory runs out */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -44,4 +44,29 @@ void *realloc(void *p, size_t n)
 		return NULL;
 	}
 	return __libc_realloc(p, n);
+}
+
+/* the analyses' large tables ask for huge-page alignment (src/analysis/alloctab.c) */
+extern void *__libc_memalign(size_t align, size_t n);
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	if (n >= limit()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_memalign(align, n);
+}
+
+int posix_memalign(void **p, size_t align, size_t n)
+{
+	void *q;
+
+	if (n >= limit())
+		return ENOMEM;
+	q = __libc_memalign(align, n);
+	if (!q)
+		return ENOMEM;
+	*p = q;
+	return 0;
 }
