@@ -28,7 +28,7 @@ static const char *base_name(const char *p)
  * C++ program's 31,000 lines were 87 MB of text, a block each grown by
  * reallocation (340 MB allocated), and most of the command's time went to
  * malloc and to faulting those pages in. The names (12,600 of them there)
- * are kept once, in a flame's table, and each line is its names' ids, named
+ * are kept once, in a table of names, and each line is their ids, named
  * by hs_flame_line (each step of the folded tree once).
  */
 struct folded {
