@@ -645,10 +645,22 @@ __attribute__((noinline, cold)) static void test_raise(struct hs_thread *t, uint
 	}
 	if (__atomic_add_fetch(&looks, 1, __ATOMIC_RELAXED) != hs_g.cfg.raise_at)
 		return;
-	if (hs_g.cfg.raise_full)
-		atomic_store(&hs_g.test_stall, 1);
-	else
+	if (!hs_g.cfg.raise_full) {
 		raise(SIGUSR1);
+		return;
+	}
+	/*
+	 * Already past the room (a writer slow on a busy machine let the ring
+	 * fill before this look): the hook would wait for a writer stalled
+	 * from now on, with no later look to raise the signal, and the test
+	 * hung (5 runs of 20 beside two busy loops). The tail read after this
+	 * one only moves on, so a look with room left cannot end up waiting.
+	 */
+	atomic_store(&hs_g.test_stall, 1);
+	if (slot + n > atomic_load(&t->tail) + HS_RING_EVENTS) {
+		atomic_store(&hs_g.test_stall, 0);
+		raise(SIGUSR1);
+	}
 }
 
 /* How far ahead of its events a thread asks for the ring's lines (ev_begin) */
