@@ -2135,6 +2135,7 @@ reads_old() {
     if [ "$got" = "$3" ]; then ok "format/reads-$v-backtraces"
     else fail "format/reads-$v-backtraces" "the $v trace's backtraces differ from $v's reader's (sha256 $got; $(first_line "$W/v${v}ips.err"))"; fi
 }
+rm -f "$W/ips"
 [ $HAVE_HS = 1 ] && gcc -std=c11 -O1 -I"$ROOT/include" -o "$W/ips" "$T/lib/ips.c" "$BD/libheapscope-reader.a" \
     $(pkg-config --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread 2>"$W/ips.log"
 # Format 3.0 (the same SQL, recorded by commit 3f891ed): its STACK records
@@ -2213,10 +2214,11 @@ EOF
         ! FAILBIG_BYTES=$table LD_PRELOAD="$P/libfailbig.so" timeout 20 "$HS" dump "$big" >/dev/null 2>&1 </dev/null; do
         table=$((table + 500000))
     done
-    for m in dump:200000:offset:$src leaks:$table:--sample:$big; do
-        cmd=${m%%:*} rest=${m#*:}
-        bytes=${rest%%:*} rest=${rest#*:}
-        want=${rest%%:*} f=${rest#*:}
+    for cmd in dump leaks; do
+        case $cmd in
+            dump) bytes=200000 want=offset f=$src ;;
+            *) bytes=$table want=--sample f=$big ;;
+        esac
         FAILBIG_BYTES=$bytes LD_PRELOAD="$P/libfailbig.so" timeout 20 "$HS" "$cmd" "$f" >/dev/null 2>"$R/oom-$cmd.err" </dev/null
         rc=$?
         if [ $rc = 1 ] && [ "$(grep -c . "$R/oom-$cmd.err")" = 1 ] && grep -q "out of memory" "$R/oom-$cmd.err" &&
