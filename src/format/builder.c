@@ -120,6 +120,14 @@ static void put_run(struct hs_builder *b)
 		put(b, HS_STREAM_TIME, b->run_more);
 }
 
+static inline void close_run(struct hs_builder *b)
+{
+	if (b->run_open) {
+		put_run(b);
+		b->run_open = 0;
+	}
+}
+
 static inline void put_time(struct hs_builder *b, int64_t dt)
 {
 	if (!b->runs) {
@@ -130,19 +138,10 @@ static inline void put_time(struct hs_builder *b, int64_t dt)
 		b->run_more++;
 		return;
 	}
-	if (b->run_open)
-		put_run(b);
+	close_run(b);
 	b->run_open = 1;
 	b->run_dt = dt;
 	b->run_more = 0;
-}
-
-static void close_run(struct hs_builder *b)
-{
-	if (b->run_open) {
-		put_run(b);
-		b->run_open = 0;
-	}
 }
 
 size_t hs_builder_size(const struct hs_builder *b)
