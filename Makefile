@@ -16,7 +16,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 endif
 
 COMMON_SRC := src/common/crc32c.c
-FORMAT_SRC := src/format/encoder.c src/format/builder.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c
+FORMAT_SRC := src/format/encoder.c src/format/builder.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c src/format/cache.c
 TRACER_SRC := $(wildcard src/tracer/*.c)
 ANALYSIS_SRC := $(wildcard src/analysis/*.c)
 RENDER_SRC := $(wildcard src/render/*.c)

@@ -16,6 +16,7 @@
 
 #include "../common/file.h"
 #include "../common/size.h"
+#include "cache.h"
 #include "debuginfo.h"
 #include "reader-internal.h"
 
@@ -74,23 +75,6 @@ static int build_id_path(char *buf, size_t n, const char *root, const unsigned c
 	return 0;
 }
 
-/* HEAPSCOPE_CACHE_DIR (empty or "off": no cache), else $XDG_CACHE_HOME/heapscope, else ~/.cache/heapscope */
-static int cache_root(char *buf, size_t n)
-{
-	const char *d = getenv("HEAPSCOPE_CACHE_DIR"), *x, *h;
-	int w;
-
-	if (d)
-		w = (!*d || !strcmp(d, "off")) ? -1 : snprintf(buf, n, "%s/debug", d);
-	else if ((x = getenv("XDG_CACHE_HOME")) && *x == '/')
-		w = snprintf(buf, n, "%s/heapscope/debug", x);
-	else if ((h = getenv("HOME")) && *h == '/')
-		w = snprintf(buf, n, "%s/.cache/heapscope/debug", h);
-	else
-		w = -1;
-	return w < 0 || (size_t)w >= n ? -1 : 0;
-}
-
 /* An open ELF file whose build-id is id, or -1. */
 static int open_matching(const char *path, const unsigned char *id, int len, int *compressed)
 {
@@ -119,23 +103,6 @@ static int open_matching(const char *path, const unsigned char *id, int len, int
 		return -1;
 	}
 	return fd;
-}
-
-static int mkdirs(char *path, size_t upto)
-{
-	for (size_t i = 1; i <= upto; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		char c = path[i];
-		path[i] = '\0';
-		int rc = mkdir(path, 0700);
-		path[i] = c;
-		if (rc < 0 && errno != EEXIST)
-			return -1;
-		if (c == '\0')
-			break;
-	}
-	return 0;
 }
 
 /*
@@ -336,7 +303,7 @@ static int cache_inflated(int src_fd, const char *dst, const unsigned char *id, 
 	snprintf(dir, sizeof(dir), "%s", dst);
 	slash = strrchr(dir, '/');
 	if (!slash || hs_debug_cache_max(&max) < 0 || fstat(src_fd, &st) < 0 || (uint64_t)st.st_size > max ||
-	    mkdirs(dir, (size_t)(slash - dir)) < 0)
+	    hs_cache_mkdirs(dir, (size_t)(slash - dir)) < 0)
 		return -1;
 	*slash = '\0';
 	/* an inflated file is about 2.5 times the compressed one */
@@ -435,7 +402,7 @@ int hs_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GE
 	 */
 	if (len <= 0 || debug_name || (debuglink_file && debuglink_crc == 0))
 		goto standard;
-	have_cache = cache_root(root, sizeof(root)) == 0 && build_id_path(cached, sizeof(cached), root, id, len) == 0;
+	have_cache = hs_cache_path(root, sizeof(root), "debug") == 0 && build_id_path(cached, sizeof(cached), root, id, len) == 0;
 	if (have_cache && (fd = open_matching(cached, id, len, NULL)) >= 0) {
 		struct stat st;
 		if (fstat(fd, &st) == 0 && time(NULL) - st.st_mtime >= CACHE_TOUCH_S)

@@ -70,6 +70,8 @@ struct hs_reader {
 	int probe_test;             /* HEAPSCOPE_TEST_READER_PROBE: short stretches, and the thread retired whatever it did */
 	uint64_t probe_t0;
 	double probe_one_ns;        /* an event's time on one core */
+	long probe_mark;            /* the thread's stretch: events at the last look at its pace */
+	uint64_t probe_mark_t;
 	struct hs_event *own;       /* hs_reader_next_block's events when no thread decodes ahead */
 };
 
@@ -83,6 +85,9 @@ void hs_reader_free_module(struct hs_module *m);
 /* ahead.c */
 enum hs_ahead_mode { HS_AHEAD_NEVER, HS_AHEAD_ALWAYS, HS_AHEAD_IF_FASTER };
 enum hs_ahead_mode hs_ahead_mode(void);
+/* 1: a probe on this machine in the last day found one core faster (the cache's "reader-probe") */
+int hs_ahead_one_core_known(void);
+void hs_ahead_remember_one_core(double one_ns, double two_ns);
 int hs_ahead_start(struct hs_reader *r);
 void hs_ahead_retire(struct hs_reader *r);
 int hs_ahead_take(struct hs_reader *r, struct hs_event *ev, int n);

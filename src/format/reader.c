@@ -1033,18 +1033,61 @@ static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 #define PROBE_WARMUP (1 << 18)
 #define PROBE_EVENTS (1 << 20)
 /*
+ * The thread's stretch is looked at every PROBE_SEGMENT events, the first
+ * segment aside (it pays for the thread's start and its blocks' first
+ * touch): a segment half again slower than one core ends the stretch there.
+ * On the AMD host above the thread took 30 ns an event against 12 on one
+ * core, and the whole stretch cost a report of 10M pairs a fifth.
+ */
+#define PROBE_SEGMENT (1 << 17)
+#define PROBE_FAR_SLOWER 1.5
+/*
  * PROBE_START: the thread starts at the next call, not at the end of the
  * one that ended the stretch: the events that call returned may point into
  * the chunk buffer, which the thread takes over.
  */
 enum { PROBE_OFF, PROBE_WARM, PROBE_ONE, PROBE_START, PROBE_TWO };
 
+/* The probe ends with the thread retired: the next passes on this machine skip it (ahead.c). */
+static void probe_retire(struct hs_reader *r, double two_ns)
+{
+	r->probe = PROBE_OFF;
+	hs_ahead_retire(r);
+	if (!r->probe_test)
+		hs_ahead_remember_one_core(r->probe_one_ns, two_ns);
+}
+
+/* The thread's stretch so far: whether its last segment was far slower than one core. */
+static int probe_far_slower(struct hs_reader *r)
+{
+	long done = r->probe_len - r->probe_left;
+	uint64_t now;
+	double seg;
+
+	if (done - r->probe_mark < PROBE_SEGMENT)
+		return 0;
+	now = hs_mono_ns();
+	seg = (double)(now - r->probe_mark_t) / (double)(done - r->probe_mark);
+	if (r->probe_mark > 0 && seg > PROBE_FAR_SLOWER * r->probe_one_ns) {
+		probe_retire(r, seg);
+		return 1;
+	}
+	r->probe_mark = done;
+	r->probe_mark_t = now;
+	return 0;
+}
+
 /* k events went to the consumer: the probe's next step once its stretch is done. */
 __attribute__((noinline)) static void probe_step(struct hs_reader *r, int k)
 {
 	double per_event;
 
-	if (k <= 0 || r->probe == PROBE_START || (r->probe_left -= k) > 0)
+	if (k <= 0 || r->probe == PROBE_START)
+		return;
+	r->probe_left -= k;
+	if (r->probe == PROBE_TWO && !r->probe_test && probe_far_slower(r))
+		return;
+	if (r->probe_left > 0)
 		return;
 	if (r->probe == PROBE_WARM) {
 		r->probe = PROBE_ONE;
@@ -1056,10 +1099,10 @@ __attribute__((noinline)) static void probe_step(struct hs_reader *r, int k)
 	if (r->probe == PROBE_ONE) {
 		r->probe_one_ns = per_event;
 		r->probe = PROBE_START;
+	} else if (per_event > 0.9 * r->probe_one_ns || r->probe_test) {
+		probe_retire(r, per_event);
 	} else {
 		r->probe = PROBE_OFF;
-		if (per_event > 0.9 * r->probe_one_ns || r->probe_test)
-			hs_ahead_retire(r);
 	}
 }
 
@@ -1082,7 +1125,8 @@ __attribute__((noinline)) static void ahead_choose(struct hs_reader *r)
 		}
 		r->probe = PROBE_TWO;
 		r->probe_left = r->probe_len;
-		r->probe_t0 = hs_mono_ns();
+		r->probe_t0 = r->probe_mark_t = hs_mono_ns();
+		r->probe_mark = 0;
 		return;
 	}
 	r->ahead_tried = 1;
@@ -1097,6 +1141,8 @@ __attribute__((noinline)) static void ahead_choose(struct hs_reader *r)
 	case HS_AHEAD_IF_FASTER:
 		test = getenv("HEAPSCOPE_TEST_READER_PROBE");
 		r->probe_test = test && atol(test) > 0;
+		if (!r->probe_test && hs_ahead_one_core_known())
+			break;
 		r->probe = PROBE_WARM;
 		r->probe_len = r->probe_test ? atol(test) : PROBE_EVENTS;
 		r->probe_left = r->probe_test ? r->probe_len : PROBE_WARMUP;
