@@ -509,6 +509,13 @@ REP=$T/report.txt
     }
     echo "analysis commands on the full-mode trace, seconds (heaptrack_print's time / theirs):"
     analysis_table "$HS_TOOLS" htprint
+    # the reader's probe (docs/analysis.md): whether a second thread decoded, as the cache remembers it
+    pv="${HEAPSCOPE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/heapscope}/reader-probe"
+    if [ -s "$pv" ]; then
+        echo "reader: one core, as the probe found on this machine ($(sed -n 3p "$pv" | cut -d' ' -f2-))"
+    else
+        echo "reader: a second thread decodes where the probe finds it faster (no verdict against it kept)"
+    fi
     echo
     echo "the same on one core ($ONE_HOW; heaptrack_print too), seconds (heaptrack_print's time / theirs):"
     analysis_table "$HS_TOOLS1" htprint1
