@@ -853,13 +853,8 @@ void hs_stamps_reset(void)
 	}
 	if (!own)
 		own = hs_map(OWN_SLOTS * sizeof(*own));
-	/*
-	 * Zero pages again at their next touch, as after the first map: a
-	 * memset wrote all 8 MiB, 2,048 page faults, and hs_start() after
-	 * hs_stop() took 30 ms instead of 1. A failure leaves them to memset.
-	 */
-	else if (syscall(SYS_madvise, (void *)own, OWN_SLOTS * sizeof(*own), MADV_DONTNEED) != 0)
-		memset((void *)own, 0, OWN_SLOTS * sizeof(*own));
+	else
+		hs_zero((void *)own, OWN_SLOTS * sizeof(*own));
 }
 
 /* t's first stamps: 1 when it is the one thread; else the time there was one ends. */

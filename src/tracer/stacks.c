@@ -103,7 +103,7 @@ void hs_stacks_release(void)
 void hs_stacks_reset(void)
 {
 	hs_lock_reset(&stack_lock);
-	memset((void *)gens[gen].slots, 0, gens[gen].cap * sizeof(*gens[gen].slots));
+	hs_zero((void *)gens[gen].slots, gens[gen].cap * sizeof(*gens[gen].slots));
 	next_id = 1;
 }
 

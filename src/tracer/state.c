@@ -327,7 +327,7 @@ static void walks_forget(struct hs_thread *t)
 static void thread_forget(struct hs_thread *t)
 {
 	walks_forget(t);
-	memset(t->cache, 0, sizeof(t->cache));
+	hs_zero(t->cache, sizeof(t->cache));
 }
 
 /*

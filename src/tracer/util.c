@@ -98,6 +98,25 @@ void hs_unmap(void *p, size_t len)
 }
 
 /*
+ * Zeroes len bytes of memory that hs_map gave: the whole pages inside are
+ * handed back (zero pages again at their next touch), the ends written. A
+ * memset writes every page: 2,048 page faults for the stamps' table at
+ * each followed fork (copies of the parent's pages) and each hs_start()
+ * after hs_stop(), 30 ms on a machine whose fault costs 14 us.
+ */
+void hs_zero(void *p, size_t len)
+{
+	uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+	if (hi <= lo || hi - lo < (16u << 10) || syscall(SYS_madvise, (void *)lo, hi - lo, MADV_DONTNEED) != 0) {
+		memset(p, 0, len);
+		return;
+	}
+	memset(p, 0, lo - (uintptr_t)p);
+	memset((void *)hi, 0, (uintptr_t)p + len - hi);
+}
+
+/*
  * Tracer code inside the program's calls opens files, scans the loader's
  * list, waits: its failures must not show in the program's errno (free()
  * must leave it alone, and a first allocation from a library whose file
