@@ -67,7 +67,7 @@ $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_S
 READER_LIBS = $(shell $(PKG_CONFIG) --libs libdw libzstd) -liberty -lstdc++ -lm -lpthread
 
 $(CLI): $(call obj,$(CLI_SRC) $(VIEWER_SRC)) $(BUILD)/obj/gen/assets.o $(LIB_READER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(READER_LIBS) -ldl -Wl,-rpath,'$$ORIGIN/../lib/heapscope'
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(READER_LIBS) -ldl
 
 # The server loads libmicrohttpd when it starts (src/viewer/server.c): by the name the linker would have used.
 MHD_SONAME := $(shell f=$$($(PKG_CONFIG) --variable=libdir libmicrohttpd 2>/dev/null)/libmicrohttpd.so; \
