@@ -62,6 +62,15 @@ int hs_builder_new(struct hs_builder **out, uint32_t resolution)
 		munmap(b, sizeof(*b));
 		return -ENOMEM;
 	}
+#ifdef MADV_WIPEONFORK
+	/*
+	 * Scratch space, rewritten for every chunk: a forked child gets it
+	 * zeroed rather than shared, so that the parent's next chunks do not
+	 * copy each page first (a traced program that forks often). A child
+	 * that traces makes a builder of its own.
+	 */
+	madvise(mem, total, MADV_WIPEONFORK);
+#endif
 	for (int i = 0; i < HS_STREAM_COUNT; i++)
 		b->s[i] = mem + (size_t)i * STREAM_CAP;
 	b->raw = mem + (size_t)HS_STREAM_COUNT * STREAM_CAP;

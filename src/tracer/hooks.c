@@ -851,10 +851,14 @@ void hs_stamps_reset(void)
 		own = NULL;
 		return;
 	}
-	if (!own)
-		own = hs_map(OWN_SLOTS * sizeof(*own));
-	else
+	if (own) {
 		hs_zero((void *)own, OWN_SLOTS * sizeof(*own));
+		return;
+	}
+	own = hs_map(OWN_SLOTS * sizeof(*own));
+	/* a followed child zeroes it again (above), an unfollowed one never reads it */
+	if (own)
+		hs_wipe_on_fork((void *)own, OWN_SLOTS * sizeof(*own));
 }
 
 /* t's first stamps: 1 when it is the one thread; else the time there was one ends. */

@@ -362,6 +362,9 @@ static struct hs_thread *thread_new(void)
 	} else {
 		if (!(t = hs_map(sizeof(*t))))
 			return NULL;
+		/* a followed child starts its ring and cache afresh (fork_child), an unfollowed one never reads them */
+		hs_wipe_on_fork(t->ring, sizeof(t->ring));
+		hs_wipe_on_fork(t->cache, sizeof(t->cache));
 		t->tag = hs_thread_tag();
 	}
 	t->tid = (uint32_t)hs_gettid();

@@ -418,6 +418,7 @@ int hs_single_kept(void);
 void *hs_map(size_t len);
 void hs_unmap(void *p, size_t len);
 void hs_zero(void *p, size_t len);
+void hs_wipe_on_fork(void *p, size_t len);
 pid_t hs_gettid(void);
 void hs_strlcat(char *dst, const char *src, size_t cap);
 

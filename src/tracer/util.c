@@ -98,6 +98,21 @@ void hs_unmap(void *p, size_t len)
 }
 
 /*
+ * A forked child gets the whole pages of [p, p + len) zeroed instead of
+ * shared: the parent then writes them on without copying each first (a
+ * ring of 256 pages, the stamps' table) after every fork. What the pages
+ * hold is the parent's alone: its events, its stamps, its cached ids.
+ * Kernels before 4.14 refuse it, and share the pages as before.
+ */
+void hs_wipe_on_fork(void *p, size_t len)
+{
+	uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+	if (hi > lo)
+		syscall(SYS_madvise, (void *)lo, hi - lo, MADV_WIPEONFORK);
+}
+
+/*
  * Zeroes len bytes of memory that hs_map gave: the whole pages inside are
  * handed back (zero pages again at their next touch), the ends written. A
  * memset writes every page: 2,048 page faults for the stamps' table at

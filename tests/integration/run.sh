@@ -88,7 +88,7 @@ cc_prog() { # out src [extra flags]
 }
 for p in basic family threads forker execer signals early_late closefds exit_thread \
     underscore_exit steady sampled sampledpool zerobytes manythreads smallstack altstack crasher pingpong slotmap handoff \
-    wanderer fdnum daemonchild execenv clearenv_exec deeprec stackmix; do
+    wanderer fdnum daemonchild execenv clearenv_exec deeprec stackmix forkwipe; do
     cc_prog $p $p.c
 done
 cc_prog family_vg family.c -DNO_PVALLOC
@@ -463,6 +463,16 @@ if [ $HAVE_HS = 1 ]; then
         ! grep -q 'not traced' "$W/fork.err"
     then ok fork/untraced-children
     else fail fork/untraced-children "untraced_children without/with --follow-fork: $u (want 1/0), or no 'children' line in the report, or record did not say so (only) without --follow-fork"; fi
+    # The tracer's rings, caches, stamps table and chunk buffers are marked
+    # wipe-on-fork (src/tracer/util.c): a child gets them zeroed instead of
+    # sharing them, and the parent writes them on without copying pages.
+    # Untraced, the program marks nothing; traced, at least those four.
+    hs_record forkwipe -o "$W/forkwipe.d/f.hst" -- "$P/forkwipe"
+    check_figs fork/wipe-parent forkwipe "$W/forkwipe.d/f.hst" $($U fig "$W/forkwipe.out" "parent: " 2>/dev/null || echo - - - - -)
+    native forkwipe "$P/forkwipe"
+    wt=$(sed -n 's/^wipe-on-fork: //p' "$W/forkwipe.out"); wn=$(sed -n 's/^wipe-on-fork: //p' "$W/forkwipe.nat.out")
+    if [ "${wt:-0}" -ge 4 ] 2>/dev/null && [ "$wn" = 0 ]; then ok fork/buffers-wiped-in-child
+    else fail fork/buffers-wiped-in-child "mappings marked wipe-on-fork traced/untraced: ${wt:-none}/${wn:-none} (want 4 or more: rings, stack-id caches, stamps table, chunk buffers / 0)"; fi
     # Children started where no fork handler runs: vfork+exec (dash runs
     # commands so), posix_spawn, system, popen. Untraced, they were not
     # counted: a wrapper script's trace held the shell's few allocations,
