@@ -189,13 +189,18 @@ struct hs_thread {
 	/* calls and bytes when tracing last started: the hot hooks count even while it is not active */
 	uint64_t calls_base[HS_FN_COUNT], bytes_base[HS_FN_COUNT];
 	uintptr_t stack_lo, stack_hi;
-	struct hs_stack_slot cache[HS_STACK_CACHE];
 	struct hs_unwind_state uw;
 	/* each kept walk's first ip and sp (ip 0: none), apart from the walks so that a lookup reads two lines */
 	uint64_t walk_ip[HS_WALK_SETS][HS_WALK_WAYS];
 	uint64_t walk_sp[HS_WALK_SETS][HS_WALK_WAYS];
 	struct hs_walk walks[HS_WALK_SETS][HS_WALK_WAYS];
 	uint8_t walk_next[HS_WALK_SETS];   /* the way a set's next new walk replaces */
+	/*
+	 * From here to the end, the pages are wiped in a forked child (state.c
+	 * thread_new): one range, so that a thread's state stays two mappings
+	 * (a program near vm.max_map_count with thousands of threads).
+	 */
+	struct hs_stack_slot cache[HS_STACK_CACHE];
 	struct hs_ev ring[HS_RING_EVENTS];
 	/* where libunwind walks when the hook's stack is small or unknown (unwind.c); resident only once used */
 	_Alignas(4096) uint8_t walk_stack[64u << 10];

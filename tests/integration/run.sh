@@ -466,13 +466,14 @@ if [ $HAVE_HS = 1 ]; then
     # The tracer's rings, caches, stamps table and chunk buffers are marked
     # wipe-on-fork (src/tracer/util.c): a child gets them zeroed instead of
     # sharing them, and the parent writes them on without copying pages.
-    # Untraced, the program marks nothing; traced, at least those four.
+    # Untraced, the program marks nothing; traced, at least the stamps
+    # table (8 MiB), the chunk buffers (more) and a thread's ring (1 MiB).
     hs_record forkwipe -o "$W/forkwipe.d/f.hst" -- "$P/forkwipe"
     check_figs fork/wipe-parent forkwipe "$W/forkwipe.d/f.hst" $($U fig "$W/forkwipe.out" "parent: " 2>/dev/null || echo - - - - -)
     native forkwipe "$P/forkwipe"
-    wt=$(sed -n 's/^wipe-on-fork: //p' "$W/forkwipe.out"); wn=$(sed -n 's/^wipe-on-fork: //p' "$W/forkwipe.nat.out")
-    if [ "${wt:-0}" -ge 4 ] 2>/dev/null && [ "$wn" = 0 ]; then ok fork/buffers-wiped-in-child
-    else fail fork/buffers-wiped-in-child "mappings marked wipe-on-fork traced/untraced: ${wt:-none}/${wn:-none} (want 4 or more: rings, stack-id caches, stamps table, chunk buffers / 0)"; fi
+    wt=$(sed -n 's/^wipe-on-fork: \([0-9]*\) KiB$/\1/p' "$W/forkwipe.out"); wn=$(sed -n 's/^wipe-on-fork: \([0-9]*\) KiB$/\1/p' "$W/forkwipe.nat.out")
+    if [ "${wt:-0}" -ge 18432 ] 2>/dev/null && [ "$wn" = 0 ]; then ok fork/buffers-wiped-in-child
+    else fail fork/buffers-wiped-in-child "KiB marked wipe-on-fork traced/untraced: ${wt:-none}/${wn:-none} (want 18432 or more: the stamps table, chunk buffers and a ring / 0)"; fi
     # Children started where no fork handler runs: vfork+exec (dash runs
     # commands so), posix_spawn, system, popen. Untraced, they were not
     # counted: a wrapper script's trace held the shell's few allocations,

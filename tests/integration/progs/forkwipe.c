@@ -1,4 +1,4 @@
-/* forkwipe: a parent that allocates between forks, then counts its own mappings marked wipe-on-fork (/proc/self/smaps "wf")
+/* forkwipe: a parent that allocates between forks, then sums its own mappings marked wipe-on-fork (/proc/self/smaps "wf")
  *
  * The tracer's rings, stack-id caches, stamps table and chunk buffers are
  * the parent's alone: a forked child gets them zeroed, so the parent, which
@@ -8,32 +8,35 @@
  *   parent: 5 rounds of 4,000 malloc(48) freed, each followed by a fork
  *           whose child makes 3 x malloc(100), frees them and _exits
  *           -> 20,000 allocs, 20,000 frees, 960,000 bytes, nothing leaked
- * It prints the figures line, then "wipe-on-fork: N". */
+ * It prints the figures line, then "wipe-on-fork: N KiB". */
 #include "tp.h"
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
-static int marked(void)
+/* KiB of this process's mappings marked wipe-on-fork ("wf" in VmFlags): adjacent ones merge, so sizes, not mappings, are counted */
+static long marked_kib(void)
 {
-    char buf[1 << 16], *line, *save = NULL;
-    int n = 0, fd = open("/proc/self/smaps", O_RDONLY);
+    static char all[1 << 22];
+    char *line, *save = NULL;
+    long kib = 0, size = 0;
     ssize_t got;
     size_t len = 0;
-    static char all[1 << 22];
+    int fd = open("/proc/self/smaps", O_RDONLY);
 
     if (fd < 0)
         return -1;
-    while ((got = read(fd, buf, sizeof buf)) > 0 && len + (size_t)got < sizeof all - 1) {
-        memcpy(all + len, buf, (size_t)got);
+    while ((got = read(fd, all + len, sizeof all - 1 - len)) > 0)
         len += (size_t)got;
-    }
     close(fd);
     all[len] = 0;
-    for (line = strtok_r(all, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-        if (!strncmp(line, "VmFlags:", 8) && strstr(line, " wf"))
-            n++;
-    return n;
+    for (line = strtok_r(all, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(line, "Size:", 5))
+            size = strtol(line + 5, NULL, 10);
+        else if (!strncmp(line, "VmFlags:", 8) && strstr(line, " wf"))
+            kib += size;
+    }
+    return kib;
 }
 
 int main(void)
@@ -51,6 +54,6 @@ int main(void)
     }
     tp_out("parent: ");
     TP_FIGURES(20000, 20000, 960000, 0, 0);
-    tp_out("wipe-on-fork: %d\n", marked());
+    tp_out("wipe-on-fork: %ld KiB\n", marked_kib());
     return 0;
 }
