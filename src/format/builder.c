@@ -67,9 +67,14 @@ int hs_builder_new(struct hs_builder **out, uint32_t resolution)
 	 * Scratch space, rewritten for every chunk: a forked child gets it
 	 * zeroed rather than shared, so that the parent's next chunks do not
 	 * copy each page first (a traced program that forks often). A child
-	 * that traces makes a builder of its own.
+	 * that traces makes a builder of its own. A kernel before 4.14
+	 * refuses: the program's errno stays (the tracer builds inside it).
 	 */
-	madvise(mem, total, MADV_WIPEONFORK);
+	{
+		int e = errno;
+		madvise(mem, total, MADV_WIPEONFORK);
+		errno = e;
+	}
 #endif
 	for (int i = 0; i < HS_STREAM_COUNT; i++)
 		b->s[i] = mem + (size_t)i * STREAM_CAP;

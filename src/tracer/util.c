@@ -107,9 +107,11 @@ void hs_unmap(void *p, size_t len)
 void hs_wipe_on_fork(void *p, size_t len)
 {
 	uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+	int e = errno;  /* called inside the program's malloc: a refusal must not show in its errno */
 
 	if (hi > lo)
 		syscall(SYS_madvise, (void *)lo, hi - lo, MADV_WIPEONFORK);
+	errno = e;
 }
 
 /*
@@ -122,9 +124,11 @@ void hs_wipe_on_fork(void *p, size_t len)
 void hs_zero(void *p, size_t len)
 {
 	uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+	int e = errno;
 
 	if (hi <= lo || hi - lo < (16u << 10) || syscall(SYS_madvise, (void *)lo, hi - lo, MADV_DONTNEED) != 0) {
 		memset(p, 0, len);
+		errno = e;
 		return;
 	}
 	memset(p, 0, lo - (uintptr_t)p);
