@@ -284,23 +284,24 @@ static int cores(void)
 #define VERDICT_SECONDS (24 * 3600)
 #define VERDICT_MAGIC "heapscope reader probe 1"
 
-static int verdict_key(char *buf, size_t n)
+/* The verdict's file, and the line naming this machine in it; -1 without a cache */
+static int verdict_where(char *path, size_t np, char *key, size_t nk)
 {
 	struct utsname u;
 
-	if (uname(&u) < 0)
+	if (hs_cache_path(path, np, "reader-probe") < 0 || uname(&u) < 0)
 		return -1;
-	return snprintf(buf, n, "%s %s %d", u.nodename, u.machine, cores()) < (int)n ? 0 : -1;
+	return snprintf(key, nk, "%s %s %d", u.nodename, u.machine, cores()) < (int)nk ? 0 : -1;
 }
 
 int hs_ahead_one_core_known(void)
 {
 	char path[4096], key[512], want[600], buf[700];
-	long long when;
+	long long when, now;
 	ssize_t got;
 	int fd, w;
 
-	if (hs_cache_path(path, sizeof(path), "reader-probe") < 0 || verdict_key(key, sizeof(key)) < 0)
+	if (verdict_where(path, sizeof(path), key, sizeof(key)) < 0)
 		return 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
@@ -313,7 +314,8 @@ int hs_ahead_one_core_known(void)
 	if (w < 0 || (size_t)w >= sizeof(want) || strncmp(buf, want, (size_t)w) != 0 ||
 	    sscanf(buf + w, "%lld", &when) != 1)
 		return 0;
-	return when <= (long long)time(NULL) && (long long)time(NULL) - when < VERDICT_SECONDS;
+	now = (long long)time(NULL);
+	return when <= now && now - when < VERDICT_SECONDS;
 }
 
 void hs_ahead_remember_one_core(double one_ns, double two_ns)
@@ -322,8 +324,8 @@ void hs_ahead_remember_one_core(double one_ns, double two_ns)
 	char *slash;
 	int fd, n, ok;
 
-	if (hs_cache_path(path, sizeof(path), "reader-probe") < 0 || verdict_key(key, sizeof(key)) < 0 ||
-	    !(slash = strrchr(path, '/')) || hs_cache_mkdirs(path, (size_t)(slash - path)) < 0)
+	if (verdict_where(path, sizeof(path), key, sizeof(key)) < 0 || !(slash = strrchr(path, '/')) ||
+	    hs_cache_mkdirs(path, (size_t)(slash - path)) < 0)
 		return;
 	n = snprintf(text, sizeof(text), VERDICT_MAGIC "\n%s\n%lld %.1f ns an event on one core, %.1f on two\n", key,
 		     (long long)time(NULL), one_ns, two_ns);

@@ -9,7 +9,8 @@
  *           whose child makes 3 x malloc(100), frees them and _exits
  *           -> 20,000 allocs, 20,000 frees, 960,000 bytes, nothing leaked
  * It prints the figures line, then "wipe-on-fork: N KiB" (its own probe page
- * aside), or "wipe-on-fork: unsupported" where the kernel has none. */
+ * aside), or "wipe-on-fork: unsupported" where the kernel has none (the
+ * check then fails, saying so, as a missing tool does). */
 #include "tp.h"
 #include <fcntl.h>
 #include <stdlib.h>
