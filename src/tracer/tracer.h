@@ -163,6 +163,7 @@ struct hs_thread {
 	int internal;               /* owner only: >0 while tracer code that may allocate runs */
 	int saved_errno;            /* the program's errno, while internal: given back when it ends */
 	int in_stack_lock;          /* owner only: holds the stack table lock */
+	int in_section;             /* owner only: a capture's section is open (hs_section_open) */
 	int node_reads;             /* owner only: stack table lookups without the lock under way (nested: more) */
 	int in_unwind;              /* owner only: t->uw is being rewritten */
 	int no_alloc;               /* owner only: the walk must not allocate (an allocator may hold its lock) */
@@ -188,6 +189,7 @@ struct hs_thread {
 	uint64_t bytes[HS_FN_COUNT];
 	/* calls and bytes when tracing last started: the hot hooks count even while it is not active */
 	uint64_t calls_base[HS_FN_COUNT], bytes_base[HS_FN_COUNT];
+	sigset_t section_old;       /* owner only: the signal mask to give back when the section closes */
 	uintptr_t stack_lo, stack_hi;
 	struct hs_unwind_state uw;
 	/* each kept walk's first ip and sp (ip 0: none), apart from the walks so that a lookup reads two lines */
@@ -336,6 +338,13 @@ uint32_t hs_stack_capture(struct hs_thread *t, const void *from);
 void hs_stacks_reset(void);
 void hs_stacks_after_fork(void);
 void hs_stacks_jumped_out(struct hs_thread *t);
+/*
+ * A capture's section: from the first step of a capture that needs the
+ * tracer's locks (a new unwind rule, a new stack node) to the capture's
+ * end, signals blocked and the thread internal, once. It opens with the
+ * module map brought up to date (hs_modules_poll).
+ */
+void hs_section_open(struct hs_thread *t);
 
 /* unwind.c */
 int hs_unwind_init(void);

@@ -306,21 +306,19 @@ out:
 	free(fr);
 }
 
-/* Slow path: under the lock, with the thread marked internal (libdw allocates). */
+/* Slow path: under the lock, in the capture's section (libdw allocates). */
 static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 {
 	const struct rule *found;
 	struct rule tmp = { 0 };
 	struct rules *rt;
-	sigset_t old;
 	size_t i;
 
 	if (t->in_stack_lock)
 		return NULL;
-	hs_internal_enter(t, &old);
+	/* its opening asks the loader: a library replaced since the last scan must not lend its CFI to the new code */
+	hs_section_open(t);
 	t->in_stack_lock = 1;
-	/* a library replaced since the last scan must not lend its CFI to the new code at its addresses */
-	hs_modules_poll();
 	hs_lock_take(&rules_lock);
 	found = rule_find(ip);
 	rt = atomic_load_explicit(&rules, memory_order_relaxed);
@@ -343,7 +341,6 @@ static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 	}
 	hs_lock_release(&rules_lock);
 	t->in_stack_lock = 0;
-	hs_internal_leave(t, &old);
 	return found;
 }
 

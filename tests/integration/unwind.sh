@@ -102,6 +102,24 @@ PY
 	else
 		echo "FAIL unwind/many-return-addresses-without-libunwind: $out"
 	fi
+	# each of the 40,000 walks needs a new unwind rule and a new stack node: one section,
+	# one pair of signal-mask calls (2 us a pair in a KVM guest), not a pair for each
+	if ! gcc -std=c11 -O2 -shared -fPIC -o "$work/sigcount.so" tests/integration/lib/sigcount.c -ldl 2>"$work/sigcount.log"; then
+		echo "FAIL unwind/one-section-per-walk: cannot build the counter: $(head -c 200 "$work/sigcount.log")"
+		return
+	fi
+	SIGCOUNT_OUT="$work/sigcount.out" LD_PRELOAD="$work/sigcount.so:$BUILD/libheapscope.so" \
+		HEAPSCOPE_OUTPUT="$work/many.sig.hst" "$work/manysites" >/dev/null 2>&1
+	out=$(cat "$work/sigcount.out" 2>/dev/null)
+	if [ -z "$out" ]; then
+		echo "FAIL unwind/one-section-per-walk: the counter wrote nothing"
+	elif [ "$out" -lt 2000 ]; then
+		echo "FAIL unwind/one-section-per-walk: the counter saw $out calls only: it did not stand before the tracer's"
+	elif [ "$out" -lt 100000 ]; then
+		echo "ok unwind/one-section-per-walk"
+	else
+		echo "FAIL unwind/one-section-per-walk: $out pthread_sigmask calls for 40,000 walks with a new rule and node each (a pair per walk is 80,000; two pairs, one per step, 160,000)"
+	fi
 }
 many_check
 # walks that start with the same frame and differ further out, more of them than a set of kept walks holds
