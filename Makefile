@@ -57,7 +57,7 @@ $(BUILD)/obj/%.o: src/%.c
 	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c src/format/builder.c)
-	$(call say,LINK,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -flto $(LDFLAGS) -shared -Wl,-z,now -Wl,-soname,libheapscope.so -o $@ $^ \
+	$(call say,LINK,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -flto $(LDFLAGS) -shared -Wl,-z,now -Wl,-z,nodelete -Wl,-soname,libheapscope.so -o $@ $^ \
 		$(shell $(PKG_CONFIG) --libs libunwind libdw libzstd) -lm -ldl -lpthread
 
 $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))

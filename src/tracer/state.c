@@ -843,19 +843,13 @@ void hs_ensure_writer(void)
 		writer_start();
 }
 
-__attribute__((constructor)) static void hs_ctor(void)
-{
-	ctor_done = 1;
-	hs_init();
-	hs_ensure_writer();
-}
-
-__attribute__((destructor)) static void hs_dtor(void)
+/* The trace's end at exit: the writer stops and writes the END; later events (after_fini) are written one by one. */
+static void finish_at_exit(void)
 {
 	struct hs_thread *t = hs_tls_thread;
 	sigset_t old;
 
-	if (getpid() != hs_g.pid)
+	if (getpid() != hs_g.pid || hs_g.after_fini)
 		return;
 	if (atomic_load(&hs_g.state) != HS_ACTIVE) {
 		hs_writer_finish_disabled();
@@ -866,6 +860,47 @@ __attribute__((destructor)) static void hs_dtor(void)
 	hs_writer_finish(HS_END_EXIT);
 	hs_internal_leave(t, &old);
 	hs_g.after_fini = 1;
+}
+
+/*
+ * The loader runs the libraries' destructors in its own order, and ours
+ * came before libLLVM's, whose static objects free memory: clang's 2,000
+ * frees at exit came after the END, each written alone (a chunk, a zstd
+ * frame and three system calls each, a twentieth of its trace). So the
+ * end waits for an exit handler registered here, in a library
+ * constructor, before __libc_start_main registers the loader's _dl_fini:
+ * handlers run last-registered first, so it runs after every library's
+ * destructor. Registered without a library handle, or __cxa_finalize in
+ * our own destructor would run it at once; the library is never unloaded
+ * (linked -z nodelete), so the handler outlives no code. Loaded later by
+ * dlopen, the handler runs before _dl_fini instead, as the destructor did.
+ */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+static int end_at_exit;
+
+static void last_exit(void *arg)
+{
+	(void)arg;
+	finish_at_exit();
+}
+
+__attribute__((constructor)) static void hs_ctor(void)
+{
+	sigset_t old;
+
+	ctor_done = 1;
+	hs_init();
+	hs_ensure_writer();
+	/* internal: should libc need memory for the handler, that is not the program's allocation */
+	hs_internal_enter(hs_tls_thread, &old);
+	end_at_exit = __cxa_atexit(last_exit, NULL, NULL) == 0;
+	hs_internal_leave(hs_tls_thread, &old);
+}
+
+__attribute__((destructor)) static void hs_dtor(void)
+{
+	if (!end_at_exit)
+		finish_at_exit();
 }
 
 /*

@@ -107,6 +107,9 @@ cc_prog cxx cxx.cpp
 # a library constructor's allocations, optimised without frame pointers (unwind.sh)
 cc_prog libctoralloc.so ctoralloc.c -shared -fPIC -O2 -fomit-frame-pointer
 cc_prog ctoralloc ctoralloc.c -DMAIN -L"$P" -lctoralloc -Wl,-rpath,"$P"
+# a library whose destructor, run after the tracer's, frees what its constructor made
+cc_prog libexitfree.so exitfree.c -shared -fPIC
+cc_prog exitfree exitfree.c -DMAIN -L"$P" -lexitfree -Wl,-rpath,"$P"
 # optimised, without frame pointers: one call site reached by many paths (unwind.sh)
 cc_prog paths paths.c -O2 -fomit-frame-pointer
 cc_prog fillfile fillfile.c
@@ -476,6 +479,27 @@ if [ $HAVE_HS = 1 ]; then
         fail fork/buffers-wiped-in-child "this kernel has no MADV_WIPEONFORK (before 4.14): the tracer shares its buffers with forked children here, and nothing can be checked"
     elif [ "${wt:-0}" -ge 18432 ] 2>/dev/null && [ "$wn" = 0 ]; then ok fork/buffers-wiped-in-child
     else fail fork/buffers-wiped-in-child "KiB marked wipe-on-fork traced/untraced: ${wt:-none}/${wn:-none} (want 18432 or more: the stamps table, chunk buffers and a ring / 0)"; fi
+    # A library's destructor that runs after the tracer's (clang: libLLVM's
+    # static objects) freed 2,000 blocks after the trace's END, each written
+    # in a chunk of its own: 2,003 chunks, 125 KB; now the END waits for an
+    # exit handler that runs after every destructor
+    hs_record exitfree -o "$W/exitfree.d/t.hst" -- "$P/exitfree"
+    hs_report "$W/exitfree.d/t.hst" "$W/exitfree" >/dev/null
+    ef=$(python3 - "$W/exitfree.d/t.hst" "$W/exitfree.json" <<'PY' 2>&1
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+off, chunks = struct.unpack_from("<I", data, 16)[0], 0
+while off + 24 <= len(data):
+    off += 24 + struct.unpack_from("<I", data, off + 8)[0]
+    chunks += 1
+j = json.load(open(sys.argv[2]))
+print(j["allocations"], j["frees"], chunks, j["end"])
+PY
+)
+    read -r efa eff efc efe <<<"$ef"
+    if grep -q '^blocks 2000$' "$W/exitfree.out" && [ "${efa:-0}" -ge 2000 ] 2>/dev/null && [ "$((efa - eff))" -le 2 ] 2>/dev/null &&
+        [ "${efc:-9999}" -le 10 ] 2>/dev/null && [ "${efe:-}" = exit ]; then ok exit/library-destructor-frees-before-end
+    else fail exit/library-destructor-frees-before-end "allocations, frees, chunks, end: $ef (want 2,000 or more allocations, at most 2 of them not freed, at most 10 chunks, end exit); out: $(head -c 100 "$W/exitfree.out")"; fi
     # Children started where no fork handler runs: vfork+exec (dash runs
     # commands so), posix_spawn, system, popen. Untraced, they were not
     # counted: a wrapper script's trace held the shell's few allocations,
