@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../common/pages.h"
 #include "../common/varint.h"
 #include "records.h"
 
@@ -62,20 +63,16 @@ int hs_builder_new(struct hs_builder **out, uint32_t resolution)
 		munmap(b, sizeof(*b));
 		return -ENOMEM;
 	}
-#ifdef MADV_WIPEONFORK
 	/*
-	 * Scratch space, rewritten for every chunk: a forked child gets it
-	 * zeroed rather than shared, so that the parent's next chunks do not
-	 * copy each page first (a traced program that forks often). A child
-	 * that traces makes a builder of its own. A kernel before 4.14
-	 * refuses: the program's errno stays (the tracer builds inside it).
+	 * Scratch space, rewritten for every chunk, and the predictions, which
+	 * every event updates: a forked child gets them zeroed rather than
+	 * shared, so that the parent's next chunks do not copy each page first
+	 * (a traced program that forks often: 6 pages of predictions a fork).
+	 * A child that traces makes a builder of its own; the fields before
+	 * the predictions (the buffers' place) stay, for it to unmap them.
 	 */
-	{
-		int e = errno;
-		madvise(mem, total, MADV_WIPEONFORK);
-		errno = e;
-	}
-#endif
+	hs_wipe_on_fork(mem, total);
+	hs_wipe_on_fork(b->predict, sizeof(b->predict));
 	for (int i = 0; i < HS_STREAM_COUNT; i++)
 		b->s[i] = mem + (size_t)i * STREAM_CAP;
 	b->raw = mem + (size_t)HS_STREAM_COUNT * STREAM_CAP;

@@ -9,6 +9,7 @@
 
 #include "../common/bytes.h"
 #include "../common/crc32c.h"
+#include "../common/pages.h"
 
 /* Level 1: the writer must keep up with millions of events a second on one core. */
 #define HS_ZSTD_LEVEL 1
@@ -60,6 +61,8 @@ int hs_encoder_new(struct hs_encoder **out)
 	enc->out = (uint8_t *)enc->workspace + ws;
 	enc->out_cap = cap;
 	enc->cctx = ZSTD_initStaticCCtx(enc->workspace, ws);
+	/* each chunk's output, rewritten every time: a forked child gets it zeroed, not shared (see builder.c) */
+	hs_wipe_on_fork(enc->out, cap);
 	/*
 	 * Streaming, from and into our own buffers (stable: no copies, no
 	 * buffers of zstd's). A static context starts with no content size

@@ -14,6 +14,7 @@
 #define HS_EXPORT __attribute__((visibility("default")))
 
 #include "../common/decimal.h"
+#include "../common/pages.h"
 #include "../format/records.h"
 #include "lock.h"
 
@@ -432,7 +433,6 @@ int hs_single_kept(void);
 void *hs_map(size_t len);
 void hs_unmap(void *p, size_t len);
 void hs_zero(void *p, size_t len);
-void hs_wipe_on_fork(void *p, size_t len);
 pid_t hs_gettid(void);
 void hs_strlcat(char *dst, const char *src, size_t cap);
 

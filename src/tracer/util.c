@@ -97,35 +97,6 @@ void hs_unmap(void *p, size_t len)
 		syscall(SYS_munmap, p, len);
 }
 
-/* The whole pages inside [p, p + len), and madvise on them; the program's errno stays (we run inside its calls). */
-static int advise_inner(void *p, size_t len, int advice, uintptr_t *lo, uintptr_t *hi)
-{
-	int e = errno, rc;
-
-	*lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-	*hi = ((uintptr_t)p + len) & ~(uintptr_t)4095;
-	if (*hi <= *lo)
-		return -1;
-	rc = syscall(SYS_madvise, (void *)*lo, *hi - *lo, advice) == 0 ? 0 : -1;
-	errno = e;
-	return rc;
-}
-
-/*
- * A forked child gets the whole pages of [p, p + len) zeroed instead of
- * shared: the parent then writes them on without copying each first (a
- * ring of 256 pages, the stamps' table) after every fork. What the pages
- * hold is the parent's alone: its events, its stamps, its cached ids.
- * Kernels before 4.14 refuse it (EINVAL, inside the program's malloc when
- * a thread's state is made), and share the pages as before.
- */
-void hs_wipe_on_fork(void *p, size_t len)
-{
-	uintptr_t lo, hi;
-
-	advise_inner(p, len, MADV_WIPEONFORK, &lo, &hi);
-}
-
 /*
  * Zeroes len bytes of memory that hs_map gave: the whole pages inside are
  * handed back (zero pages again at their next touch), the ends written. A
@@ -138,7 +109,7 @@ void hs_zero(void *p, size_t len)
 {
 	uintptr_t lo, hi;
 
-	if (len < (16u << 10) || advise_inner(p, len, MADV_DONTNEED, &lo, &hi) < 0) {
+	if (len < (16u << 10) || hs_advise_inner(p, len, MADV_DONTNEED, &lo, &hi) < 0) {
 		memset(p, 0, len);
 		return;
 	}
