@@ -866,7 +866,7 @@ static void finish_at_exit(void)
  * The loader runs the libraries' destructors in its own order, and ours
  * came before libLLVM's, whose static objects free memory: clang's 2,000
  * frees at exit came after the END, each written alone (a chunk, a zstd
- * frame and three system calls each, a twentieth of its trace). So the
+ * frame and three system calls each: 4% of its trace). So the
  * end waits for an exit handler registered here, in a library
  * constructor, before __libc_start_main registers the loader's _dl_fini:
  * handlers run last-registered first, so it runs after every library's
