@@ -15,7 +15,7 @@ ifeq ($(DEPS_OK),yes)
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 endif
 
-COMMON_SRC := src/common/crc32c.c
+COMMON_SRC := src/common/crc32c.c src/common/ehframe.c
 FORMAT_SRC := src/format/encoder.c src/format/builder.c src/format/reader.c src/format/ahead.c src/format/symbolize.c src/format/debuginfo.c src/format/cache.c
 TRACER_SRC := $(wildcard src/tracer/*.c)
 ANALYSIS_SRC := $(wildcard src/analysis/*.c)
@@ -58,7 +58,7 @@ $(BUILD)/obj/%.o: src/%.c
 
 $(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c src/format/builder.c)
 	$(call say,LINK,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -flto $(LDFLAGS) -shared -Wl,-z,now -Wl,-z,nodelete -Wl,-soname,libheapscope.so -o $@ $^ \
-		$(shell $(PKG_CONFIG) --libs libunwind libdw libzstd) -lm -ldl -lpthread
+		$(shell $(PKG_CONFIG) --libs libunwind libzstd) -lm -ldl -lpthread
 
 $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
 	@rm -f $@

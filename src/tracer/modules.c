@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../common/ehframe.h"
 #include "../common/varint.h"
 #include "tracer.h"
 
@@ -20,6 +21,7 @@ struct module {
 	uint64_t name_hash;
 	int seen;             /* generation of the last scan that found it */
 	size_t rec_off, rec_len; /* its MODULE record after the time, in recs */
+	struct hs_eh_frame eh;   /* its unwind tables (count 0: none), for a stuck loader's walks */
 };
 
 static struct hs_lock mod_lock = HS_LOCK_INIT;
@@ -359,25 +361,17 @@ static void emit_module(struct module *m, const struct dl_phdr_info *info, const
 		m->rec_len = 0;
 }
 
-/* The file of the module that holds ip, from its record: 0, or -1 when no module known holds it. */
-int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uintptr_t *hi, uintptr_t *bias)
+int hs_modules_eh_of(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, struct hs_eh_frame *eh)
 {
 	int rc = -1;
 
 	hs_lock_take(&mod_lock);
 	for (int i = 0; i < nmods && rc < 0; i++) {
-		const uint8_t *p = recs + mods[i].rec_off, *end = p + mods[i].rec_len;
-		uint64_t base, plen;
-		if (ip < mods[i].lo || ip >= mods[i].hi || !mods[i].rec_len)
+		if (ip < mods[i].lo || ip >= mods[i].hi)
 			continue;
-		if (hs_varint_get(&p, end, &base) < 0 || hs_varint_get(&p, end, &plen) < 0 || plen >= cap ||
-		    plen > (uint64_t)(end - p))
-			break;
-		memcpy(path, p, plen);
-		path[plen] = 0;
 		*lo = mods[i].lo;
 		*hi = mods[i].hi;
-		*bias = (uintptr_t)base;
+		*eh = mods[i].eh;
 		rc = 0;
 	}
 	hs_lock_release(&mod_lock);
@@ -432,6 +426,8 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	mods[nmods].name_hash = nh;
 	mods[nmods].seen = generation;
 	mods[nmods].rec_len = 0;
+	if (hs_eh_frame_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, &mods[nmods].eh) < 0)
+		memset(&mods[nmods].eh, 0, sizeof(mods[nmods].eh));
 	nmods++;
 	/* only a new module pays for the lookup of a relative name */
 	if (path[0] != '/' && hs_module_path(info, abs_path, sizeof(abs_path)) == 0)

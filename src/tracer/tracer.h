@@ -360,7 +360,9 @@ void hs_writer_disabled(const char *why);
 extern int hs_loader_stuck;
 void hs_loader_after_fork(void);
 void hs_modules_replay(void);
-int hs_modules_file_of(uintptr_t ip, char *path, size_t cap, uintptr_t *lo, uintptr_t *hi, uintptr_t *bias);
+struct hs_eh_frame;
+/* The module holding ip, as the last scan found it: its range and unwind tables; -1 for none. */
+int hs_modules_eh_of(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, struct hs_eh_frame *eh);
 void hs_unwind_thread_init(struct hs_thread *t);
 int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from);
 void hs_unwind_keep(struct hs_thread *t);

@@ -1,10 +1,6 @@
 /* unwind.c - fast backtraces: cached CFI rules per return address, and reuse of the unchanged outer frames */
 #define UNW_LOCAL_ONLY
-#include <dwarf.h>
 #include <errno.h>
-#include <elfutils/libdw.h>
-#include <fcntl.h>
-#include <libelf.h>
 #include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
@@ -14,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../common/ehframe.h"
 #include "tracer.h"
 
 /*
@@ -21,8 +18,9 @@
  * allocations are typically 15-60 frames deep. Two things make it cheaper:
  *
  * 1. The unwind rule of a return address (CFA from rsp or rbp plus an
- *    offset, where the return address and rbp were saved) is computed once
- *    with libdw from .eh_frame and kept in a lock-free table.
+ *    offset, where the return address and rbp were saved) is read once
+ *    from the loaded .eh_frame (src/common/ehframe.c) and kept in a
+ *    lock-free table.
  *
  * 2. A thread's previous backtrace is kept with the stack words it read. When
  *    the walk reaches a frame whose registers (ip, sp, bp) equal a frame of
@@ -36,7 +34,6 @@
 
 #define REG_SP 7
 #define REG_BP 6
-#define REG_RA 16
 
 /*
  * RULE_NONE: no CFI covers the address. libunwind then takes a frame whose
@@ -83,11 +80,10 @@ static int nrules_old;
 static size_t rules_used;                   /* slots taken in the current table, tombstones too */
 static struct hs_lock rules_lock = HS_LOCK_INIT;
 
+/* A module's loaded range and its tables; eh.count 0: none to read */
 struct cfi_module {
-	uintptr_t lo, hi, bias;
-	Elf *elf;
-	Dwarf_CFI *cfi;
-	int fd;
+	uintptr_t lo, hi;
+	struct hs_eh_frame eh;
 };
 
 #define CFI_MODULES 512
@@ -161,52 +157,34 @@ struct find_ctx {
 	struct cfi_module *m;
 };
 
-/* The CFI of the file at path, mapped at [lo, hi) with bias; NULL when the table is full or the path not absolute. */
-static struct cfi_module *cfi_open(const char *path, uintptr_t lo, uintptr_t hi, uintptr_t bias)
+/* A module at [lo, hi) with the tables eh (NULL: none); NULL when the table of modules is full. */
+static struct cfi_module *cfi_open(uintptr_t lo, uintptr_t hi, const struct hs_eh_frame *eh)
 {
 	struct cfi_module *m;
 
-	if (ncfi_mods == CFI_MODULES || path[0] != '/')
+	if (ncfi_mods == CFI_MODULES)
 		return NULL;
 	m = &cfi_mods[ncfi_mods++];
 	m->lo = lo;
 	m->hi = hi;
-	m->bias = bias;
-	m->elf = NULL;
-	m->cfi = NULL;
-	m->fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (m->fd >= 0) {
-		m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
-		/*
-		 * Mapped (or read) whole, the file needs its descriptor no more
-		 * (FDREAD marks it done too): kept, it held a low number the
-		 * program's own open() would have had.
-		 */
-		if (m->elf && elf_cntl(m->elf, ELF_C_FDREAD) == 0) {
-			syscall(SYS_close, m->fd);
-			m->fd = -1;
-		}
-		m->cfi = m->elf ? dwarf_getcfi_elf(m->elf) : NULL;
-	}
+	if (eh)
+		m->eh = *eh;
+	else
+		memset(&m->eh, 0, sizeof(m->eh));
 	return m;
 }
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct find_ctx *c = data;
+	struct hs_eh_frame eh;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	char exe[4096];
-	const char *path;
 
 	(void)size;
 	hs_module_range(info, &lo, &hi);
 	if (c->ip < lo || c->ip >= hi)
 		return 0;
-	/* a library dlopen'ed by a relative name: its file, found by address */
-	if (hs_module_path(info, exe, sizeof(exe)) < 0)
-		return 1;
-	path = exe;
-	c->m = cfi_open(path, lo, hi, info->dlpi_addr);
+	c->m = cfi_open(lo, hi, hs_eh_frame_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, &eh) == 0 ? &eh : NULL);
 	return 1;
 }
 
@@ -218,95 +196,57 @@ static struct cfi_module *module_for(uintptr_t ip)
 		if (ip >= cfi_mods[i].lo && ip < cfi_mods[i].hi)
 			return &cfi_mods[i];
 	if (hs_loader_iterate(find_module, &c) < 0) {
-		/* the loader is stuck: the module map's copy of its list gives the file */
-		char path[4096];
-		uintptr_t lo, hi, bias;
-		if (hs_modules_file_of(ip, path, sizeof(path), &lo, &hi, &bias) < 0)
+		/* the loader is stuck: the module map kept each module's tables when it was scanned */
+		struct hs_eh_frame eh;
+		uintptr_t lo, hi;
+		if (hs_modules_eh_of(ip, &lo, &hi, &eh) < 0)
 			return NULL;
-		return cfi_open(path, lo, hi, bias);
+		return cfi_open(lo, hi, &eh);
 	}
 	return c.m;
-}
-
-/* "CFA + k" from the handful of operations libdw uses for simple rules */
-static int cfa_offset_of(const Dwarf_Op *ops, size_t n, int64_t *off)
-{
-	int64_t v = 0;
-
-	if (n < 1 || ops[0].atom != DW_OP_call_frame_cfa)
-		return -1;
-	for (size_t i = 1; i < n; i++) {
-		if (ops[i].atom == DW_OP_plus_uconst)
-			v += (int64_t)ops[i].number;
-		else if (ops[i].atom == DW_OP_consts && i + 1 < n && ops[i + 1].atom == DW_OP_plus)
-			v += (int64_t)ops[i++].number;
-		else
-			return -1;
-	}
-	*off = v;
-	return 0;
 }
 
 static void compute(struct rule *r, uint64_t ret)
 {
 	uintptr_t pc = ret - 1; /* inside the call instruction, even after a noreturn call */
 	struct cfi_module *m = module_for(pc);
-	Dwarf_Frame *fr = NULL;
-	Dwarf_Op *ops, mem[3];
-	size_t n;
-	int64_t off, cfa_off;
-	uint64_t reg;
+	struct hs_eh_row row;
+	int rc;
 
 	r->kind = RULE_BAD;
-	if (!m || !m->cfi)
-		goto out;
-	if (dwarf_cfi_addrframe(m->cfi, pc - m->bias, &fr) != 0) {
+	if (!m || !m->eh.count)
+		return;
+	rc = hs_eh_row_at(&m->eh, pc, &row);
+	if (rc == 0)
 		r->kind = RULE_NONE;
-		goto out;
-	}
-	if (dwarf_frame_cfa(fr, &ops, &n) != 0 || n != 1)
-		goto out;
-	/* libdw gives "register + offset" as DW_OP_bregx (reg, off) */
-	if (ops[0].atom == DW_OP_bregx) {
-		reg = ops[0].number;
-		cfa_off = (int64_t)ops[0].number2;
-	} else if (ops[0].atom == DW_OP_breg7 || ops[0].atom == DW_OP_breg6) {
-		reg = ops[0].atom == DW_OP_breg7 ? REG_SP : REG_BP;
-		cfa_off = (int64_t)ops[0].number;
-	} else {
-		goto out;
-	}
-	if ((reg != REG_SP && reg != REG_BP) || cfa_off > INT32_MAX || cfa_off < INT32_MIN)
-		goto out;
-	r->cfa_reg = reg == REG_SP ? CFA_SP : CFA_BP;
-	r->cfa_off = (int32_t)cfa_off;
-	if (dwarf_frame_register(fr, REG_RA, mem, &ops, &n) != 0)
-		goto out;
-	if (n == 0) {
+	/* a signal frame's return address is where the handler interrupted, not a call's: libunwind's to walk */
+	if (rc <= 0 || row.signal_frame || row.cfa_expr || (row.cfa_reg != REG_SP && row.cfa_reg != REG_BP) ||
+	    row.cfa_off > INT32_MAX || row.cfa_off < INT32_MIN)
+		return;
+	r->cfa_reg = row.cfa_reg == REG_SP ? CFA_SP : CFA_BP;
+	r->cfa_off = (int32_t)row.cfa_off;
+	if (row.ra.rule == HS_EH_UNDEF) {
 		/* undefined return address: the outermost frame */
-		if (ops == mem)
-			r->kind = RULE_LAST;
-		goto out;
+		r->kind = RULE_LAST;
+		return;
 	}
-	if (cfa_offset_of(ops, n, &off) || off < INT16_MIN || off > INT16_MAX)
-		goto out;
-	r->ra_off = (int16_t)off;
-	if (dwarf_frame_register(fr, REG_BP, mem, &ops, &n) != 0)
-		goto out;
-	if (n == 0) {
-		r->bp_rule = ops == mem ? BP_LOST : BP_SAME;
-	} else {
-		if (cfa_offset_of(ops, n, &off) || off < INT16_MIN || off > INT16_MAX)
-			goto out;
+	if (row.ra.rule != HS_EH_OFFSET || row.ra.off < INT16_MIN || row.ra.off > INT16_MAX)
+		return;
+	r->ra_off = (int16_t)row.ra.off;
+	if (row.bp.rule == HS_EH_SAME) {
+		r->bp_rule = BP_SAME;
+	} else if (row.bp.rule == HS_EH_UNDEF) {
+		r->bp_rule = BP_LOST;
+	} else if (row.bp.rule == HS_EH_OFFSET && row.bp.off >= INT16_MIN && row.bp.off <= INT16_MAX) {
 		r->bp_rule = BP_SAVED;
-		r->bp_off = (int16_t)off;
+		r->bp_off = (int16_t)row.bp.off;
+	} else {
+		return;
 	}
 	r->kind = RULE_OK;
-out:
-	free(fr);
 }
 
-/* Slow path: under the lock, in the capture's section (libdw allocates). */
+/* Slow path: under the lock, in the capture's section (the loader is asked, and its lock taken). */
 static const struct rule *rule_add(struct hs_thread *t, uint64_t ip)
 {
 	const struct rule *found;
@@ -364,13 +304,8 @@ void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
 		return;
 	hs_lock_take(&rules_lock);
 	for (int i = 0; i < ncfi_mods; i++)
-		if (cfi_mods[i].lo < hi && cfi_mods[i].hi > lo) {
-			if (cfi_mods[i].elf)
-				elf_end(cfi_mods[i].elf);
-			if (cfi_mods[i].fd >= 0)
-				syscall(SYS_close, cfi_mods[i].fd);
+		if (cfi_mods[i].lo < hi && cfi_mods[i].hi > lo)
 			cfi_mods[i--] = cfi_mods[--ncfi_mods];
-		}
 	/* the replaced tables too: a walk that began before a table grew may still read its old one */
 	forget_in(atomic_load_explicit(&rules, memory_order_relaxed), lo, hi);
 	for (int i = 0; i < nrules_old; i++)
@@ -380,18 +315,14 @@ void hs_unwind_forget(uintptr_t lo, uintptr_t hi)
 
 /*
  * In a forked child that traces on: another thread of the parent may have
- * been computing a rule (in libdw, holding rules_lock) when the fork came.
- * The lock starts free, and the opened ELF files are forgotten (their
- * descriptors closed; libdw's state for them may be half updated), so that
- * the child opens them again as it needs them. Rules already in the table
- * are whole: a slot is published last.
+ * been computing a rule (holding rules_lock, maybe halfway through adding a
+ * module) when the fork came. The lock starts free, and the modules are
+ * forgotten, to be found again as the child needs them. Rules already in
+ * the table are whole: a slot is published last.
  */
 void hs_unwind_after_fork(void)
 {
 	hs_lock_reset(&rules_lock);
-	for (int i = 0; i < ncfi_mods; i++)
-		if (cfi_mods[i].fd >= 0)
-			syscall(SYS_close, cfi_mods[i].fd);
 	ncfi_mods = 0;
 }
 
@@ -416,7 +347,6 @@ int hs_unwind_init(void)
 	if (!rt)
 		return -1;
 	atomic_store_explicit(&rules, rt, memory_order_release);
-	elf_version(EV_CURRENT);
 	return 0;
 }
 
@@ -905,7 +835,10 @@ int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from)
 		if (nn == HS_MAX_FRAMES)
 			goto slow; /* deeper than we keep: libunwind's walk keeps the innermost frames */
 		r = rule_find(ip);
-		/* a new rule reads CFI through libdw, which allocates: not from inside an allocator */
+		/*
+		 * a new rule asks the loader, whose lock a thread in dlopen may
+		 * hold while it waits for the allocator's: not from inside one
+		 */
 		if (!r && t->no_alloc)
 			goto slow;
 		if (!r)

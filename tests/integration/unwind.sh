@@ -120,6 +120,30 @@ PY
 	else
 		echo "FAIL unwind/one-section-per-walk: $out pthread_sigmask calls for 40,000 walks with a new rule and node each (a pair per walk is 80,000; two pairs, one per step, 160,000)"
 	fi
+	# the walks' 40,000 new unwind rules are read from the loaded .eh_frame in place: the
+	# program's heap gets no block of the tracer's (libdw's CFI reading made 40,090 calls
+	# into the C library's malloc here). A counter preloaded after the tracer sees the
+	# calls that reach the C library: the program's, and any of the tracer's.
+	if ! gcc -std=c11 -O2 -shared -fPIC -o "$work/malloccount.so" tests/integration/lib/malloccount.c 2>"$work/malloccount.log"; then
+		echo "FAIL unwind/walks-allocate-nothing: cannot build the counter: $(head -c 200 "$work/malloccount.log")"
+		return
+	fi
+	MALLOCCOUNT_OUT="$work/mc.native" LD_PRELOAD="$work/malloccount.so" "$work/manysites" >/dev/null 2>&1
+	MALLOCCOUNT_OUT="$work/mc.traced" LD_PRELOAD="$BUILD/libheapscope.so:$work/malloccount.so" \
+		HEAPSCOPE_OUTPUT="$work/many.mc.hst" "$work/manysites" >/dev/null 2>&1
+	local native traced
+	native=$(cat "$work/mc.native" 2>/dev/null)
+	traced=$(cat "$work/mc.traced" 2>/dev/null)
+	if [ -z "$native" ] || [ -z "$traced" ]; then
+		echo "FAIL unwind/walks-allocate-nothing: the counter wrote nothing (native '$native', traced '$traced')"
+	elif [ "$native" -lt 40000 ]; then
+		echo "FAIL unwind/walks-allocate-nothing: the counter saw $native calls of the program's 40,000"
+	elif [ $((traced - native)) -le 16 ]; then
+		# the few left are glibc's own as the tracer starts its threads (their TLS, their attributes)
+		echo "ok unwind/walks-allocate-nothing"
+	else
+		echo "FAIL unwind/walks-allocate-nothing: $native calls into the C library's malloc natively, $traced traced: the tracer allocated $((traced - native)) blocks in the program's heap"
+	fi
 }
 many_check
 # walks that start with the same frame and differ further out, more of them than a set of kept walks holds

@@ -2,13 +2,13 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "countout.h"
 
 static int (*real_sigmask)(int, const sigset_t *, sigset_t *);
 static atomic_ulong calls;
@@ -30,14 +30,5 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 __attribute__((destructor)) static void report(void)
 {
-	const char *out = getenv("SIGCOUNT_OUT");
-	char line[32];
-	int fd, n;
-
-	if (!out || (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
-		return;
-	n = snprintf(line, sizeof(line), "%lu\n", atomic_load(&calls));
-	if (write(fd, line, (size_t)n) != n)
-		n = -1;
-	close(fd);
+	count_write("SIGCOUNT_OUT", atomic_load(&calls));
 }
