@@ -3,7 +3,9 @@
 # the sources they reach compiled with the same flags), seeds a corpus and
 # fuzzes: fuzz_reader (the trace reader) for SECONDS (default 30), then
 # fuzz_analysis (report, the allocation table and the streaming pass over the
-# events the reader lets through, which must agree) for half as long.
+# events the reader lets through, which must agree) for half as long, and
+# fuzz_ehframe (the tracer's unwind-table reader, on segment bytes it must
+# never read past) for a quarter.
 # Stdout: "ok fuzz-NAME (N runs, M new inputs kept)" or "FAIL fuzz-NAME:
 # <summary>, reproducer <path>" per target. Exits 0 either way.
 # Every reproducer kept in tests/fuzz/crashes/ (reader) and
@@ -50,6 +52,10 @@ for target in fuzz_reader fuzz_analysis; do
 	err=$("$CLANG" "${cflags[@]}" "${san[@]}" -o "$out/$target" "tests/fuzz/$target.c" "${objs[@]}" \
 		$libs -liberty -lstdc++ -lm -lpthread 2>&1) || { echo "$err" >&2; fail "cannot build $target: $(echo "$err" | grep -m1 error)"; }
 done
+err=$("$CLANG" "${cflags[@]}" "${san[@]}" -o "$out/fuzz_ehframe" tests/fuzz/fuzz_ehframe.c src/common/ehframe.c 2>&1) ||
+	{ echo "$err" >&2; fail "cannot build fuzz_ehframe: $(echo "$err" | grep -m1 error)"; }
+rm -rf "$out/seeds-ehframe"
+python3 tests/fuzz/ehframe_seeds.py "$out/seeds-ehframe" || fail "ehframe_seeds.py failed"
 
 # seeds: synthetic traces, plus real ones when the CLI is built
 # shellcheck disable=SC2086
@@ -80,12 +86,13 @@ summarize() {
 	echo "${what:-crashed}${where:+ (at $where)}"
 }
 
-# fuzz NAME SECONDS CRASHDIR CAP: replays the kept reproducers, then fuzzes
+# fuzz NAME SECONDS CRASHDIR CAP [SEEDS DICT]: replays the kept reproducers, then fuzzes
 # (first merging the kept corpus down to the inputs that add coverage once it
 # holds more than CAP: a grown corpus took the analysis target's whole time
 # to replay, 1,672 inputs in 15 s, and left none for new ones)
 fuzz() {
-	local name=$1 secs=$2 crashes=$3 cap=$4 target=$out/fuzz_$1 log=$out/fuzz-$1.log rc runs added art c
+	local name=$1 secs=$2 crashes=$3 cap=$4 seeds=${5:-$out/seeds} dict=${6-tests/fuzz/reader.dict}
+	local target=$out/fuzz_$1 log=$out/fuzz-$1.log rc runs added art c
 	# the reproducers we keep must stay fixed once fixed: replay them first
 	for c in "$crashes"/crash-* "$crashes"/leak-* "$crashes"/oom-* "$crashes"/timeout-*; do
 		[ -f "$c" ] || continue
@@ -105,9 +112,9 @@ fuzz() {
 			rm -rf "$out/corpus-$name.min"
 		fi
 	fi
-	"$target" "$out/corpus-$name" "$out/seeds" -max_total_time="$secs" -max_len=65536 -timeout=10 \
+	"$target" "$out/corpus-$name" "$seeds" -max_total_time="$secs" -max_len=65536 -timeout=10 \
 		-rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
-		-dict=tests/fuzz/reader.dict >"$log" 2>&1
+		${dict:+-dict="$dict"} >"$log" 2>&1
 	rc=$?
 	runs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
 	if [ -z "$runs" ]; then
@@ -125,4 +132,5 @@ fuzz() {
 
 fuzz reader "$SECONDS_TO_RUN" tests/fuzz/crashes 10000
 fuzz analysis "$(( (SECONDS_TO_RUN + 1) / 2 ))" tests/fuzz/crashes-analysis 800
+fuzz ehframe "$(( (SECONDS_TO_RUN + 3) / 4 ))" tests/fuzz/crashes-ehframe 2000 "$out/seeds-ehframe" ""
 exit 0
