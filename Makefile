@@ -56,9 +56,16 @@ $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
 
+# zstd linked in, its symbols hidden: the static context the encoder uses (ZSTD_initStaticCCtx) is
+# zstd's static-linking-only API, whose layout may change between versions, and a program that
+# brings its own libzstd.so.1 must not lend it to us, nor get ours in its place.
+ZSTD_ARCHIVE := $(shell $(CC) -print-file-name=libzstd.a 2>/dev/null)
+ZSTD_STATIC := -Wl,--exclude-libs,libzstd.a $(ZSTD_ARCHIVE)
+ZSTD_TRACER := $(if $(filter /%,$(ZSTD_ARCHIVE)),$(ZSTD_STATIC),$(shell $(PKG_CONFIG) --libs libzstd))
+
 $(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c src/format/builder.c)
 	$(call say,LINK,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -flto $(LDFLAGS) -shared -Wl,-z,now -Wl,-z,nodelete -Wl,-soname,libheapscope.so -o $@ $^ \
-		$(shell $(PKG_CONFIG) --libs libunwind libzstd) -lm -ldl -lpthread
+		$(ZSTD_TRACER) $(shell $(PKG_CONFIG) --libs libunwind) -lm -ldl -lpthread
 
 $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
 	@rm -f $@

@@ -253,7 +253,7 @@ run_vg_check family "$P/family_vg"
 # 16 bytes (glibc 2.36 allocate_dtv: calloc(dtv_length + 2, 16) with
 # dtv_length = dl_tls_max_dtv_idx + DTV_SURPLUS(14)), i.e. it depends on how
 # many loaded objects have a PT_TLS segment - and the LD_PRELOADed tracer
-# brings its own (libheapscope.so, libunwind, libdw, libelf).  That is a
+# brings its own (libheapscope.so and the libraries it loads).  That is a
 # real property of a traced process, not a valgrind artefact, so the
 # oracle's bytes / leaked bytes are shifted by NT * 16 * (tls_traced -
 # tls_untraced), both counted here independently with readelf.
@@ -807,6 +807,34 @@ else
         fail $c "$HS_MISSING"
     done
 fi
+
+# ------------------------------------------------ the tracer's namespace
+# A preloaded library's symbols come before the program's: libheapscope.so defines
+# only the entry points it interposes, C++'s operators and the public hs_ API. zstd
+# is linked in with its symbols hidden (its static context is zstd's static-linking-
+# only API); the CFI reading needs no libdw or libelf any more.
+exports_check() {
+    local bad needed
+    if ! command -v nm >/dev/null || ! command -v readelf >/dev/null; then
+        fail tracer/namespace "nm or readelf is not installed (binutils)"
+        return
+    fi
+    bad=$(nm -D --defined-only "$LIB" 2>/dev/null | awk '{print $3}' |
+        grep -E '^(ZSTD_|ZDICT_|HUF_|FSE_|HIST_|unw_|_U[A-Z]|dwarf_|elf_|gelf_|hs_)' |
+        grep -vxE 'hs_(start|stop|marker|trace_if_requested)' | head -n 5 | tr '\n' ' ')
+    needed=$(readelf -d "$LIB" 2>/dev/null | grep NEEDED | grep -oE '\[lib(dw|elf)\.' | tr -d '[.' | tr '\n' ' ')
+    case $("${CC:-cc}" -print-file-name=libzstd.a 2>/dev/null) in
+    /*) readelf -d "$LIB" 2>/dev/null | grep -q 'NEEDED.*libzstd' && needed="$needed libzstd (libzstd.a exists)" ;;
+    esac
+    if [ -n "$bad" ]; then
+        fail tracer/namespace "libheapscope.so exports $bad"
+    elif [ -n "${needed// /}" ]; then
+        fail tracer/namespace "libheapscope.so loads $needed"
+    else
+        ok tracer/namespace
+    fi
+}
+exports_check
 
 # ----------------------------------------------------- behaviour unchanged
 # stdout and exit status identical with and without the tracer.  Reuses the
