@@ -151,9 +151,6 @@ static int encoded(struct cur *c, uint8_t enc, uintptr_t data, uint64_t *v)
 int hs_eh_frame_of(const ElfW(Phdr) *ph, size_t phnum, uintptr_t bias, struct hs_eh_frame *out)
 {
 	const ElfW(Phdr) *eh = NULL;
-	struct cur c;
-	uint8_t hdr[4];
-	uint64_t frame, count;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < phnum; i++)
@@ -169,17 +166,23 @@ int hs_eh_frame_of(const ElfW(Phdr) *ph, size_t phnum, uintptr_t bias, struct hs
 			out->hi = lo + ph[i].p_filesz;
 		}
 	}
-	if (!out->lo)
-		return -1;
-	c.p = out->hdr;
-	c.end = out->hi;
+	return out->lo ? 0 : -1;
+}
+
+int hs_eh_frame_open(struct hs_eh_frame *f)
+{
+	struct cur c = { f->hdr, f->hi };
+	uint8_t hdr[4];
+	uint64_t frame, count;
+
+	f->count = 0;
 	/* version 1; the table sorted, of (start, FDE) as int32s from the header: what every linker writes */
-	if (get(&c, hdr, 4) < 0 || hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4) || hdr[2] == PE_OMIT ||
-	    encoded(&c, hdr[1], out->hdr, &frame) < 0 || encoded(&c, hdr[2], out->hdr, &count) < 0 ||
-	    count > (out->hi - c.p) / 8)
+	if (!f->lo || get(&c, hdr, 4) < 0 || hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4) || hdr[2] == PE_OMIT ||
+	    encoded(&c, hdr[1], f->hdr, &frame) < 0 || encoded(&c, hdr[2], f->hdr, &count) < 0 ||
+	    count > (f->hi - c.p) / 8)
 		return -1;
-	out->table = c.p;
-	out->count = (size_t)count;
+	f->table = c.p;
+	f->count = (size_t)count;
 	return 0;
 }
 

@@ -47,11 +47,15 @@ struct hs_eh_row {
 };
 
 /*
- * The tables of the module whose program headers are ph[0..phnum) (loaded
- * at bias): 0, or -1 when it has no .eh_frame_hdr with a search table that
- * lies in a loaded segment.
+ * Where the tables of the module whose program headers are ph[0..phnum)
+ * (loaded at bias) are, from the headers alone (no read of the tables, so
+ * no page of them touched): 0, or -1 when it has no .eh_frame_hdr in a
+ * loaded segment. count stays 0 until hs_eh_frame_open.
  */
 int hs_eh_frame_of(const ElfW(Phdr) *ph, size_t phnum, uintptr_t bias, struct hs_eh_frame *out);
+
+/* Reads the header's search table: 0, or -1 when it has none that this reader takes. */
+int hs_eh_frame_open(struct hs_eh_frame *f);
 
 /*
  * The row at pc (a return address minus one, inside the call): 1 and *row;

@@ -21,7 +21,7 @@ struct module {
 	uint64_t name_hash;
 	int seen;             /* generation of the last scan that found it */
 	size_t rec_off, rec_len; /* its MODULE record after the time, in recs */
-	struct hs_eh_frame eh;   /* its unwind tables (count 0: none), for a stuck loader's walks */
+	struct hs_eh_frame eh;   /* where its unwind tables are (lo 0: none), for a stuck loader's walks */
 };
 
 static struct hs_lock mod_lock = HS_LOCK_INIT;

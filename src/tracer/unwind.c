@@ -157,7 +157,7 @@ struct find_ctx {
 	struct cfi_module *m;
 };
 
-/* A module at [lo, hi) with the tables eh (NULL: none); NULL when the table of modules is full. */
+/* A module at [lo, hi) with the tables eh (NULL: none), opened; NULL when the table of modules is full. */
 static struct cfi_module *cfi_open(uintptr_t lo, uintptr_t hi, const struct hs_eh_frame *eh)
 {
 	struct cfi_module *m;
@@ -167,10 +167,12 @@ static struct cfi_module *cfi_open(uintptr_t lo, uintptr_t hi, const struct hs_e
 	m = &cfi_mods[ncfi_mods++];
 	m->lo = lo;
 	m->hi = hi;
-	if (eh)
+	if (eh) {
 		m->eh = *eh;
-	else
+		hs_eh_frame_open(&m->eh); /* count stays 0 when unusable: the module's walks are libunwind's */
+	} else {
 		memset(&m->eh, 0, sizeof(m->eh));
+	}
 	return m;
 }
 

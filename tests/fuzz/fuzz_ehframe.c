@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ph[0].p_filesz = ph[0].p_memsz = n;
 	ph[1].p_type = PT_GNU_EH_FRAME;
 	ph[1].p_vaddr = hdr_off % n;
-	if (hs_eh_frame_of(ph, 2, (uintptr_t)seg, &f) == 0) {
+	if (hs_eh_frame_of(ph, 2, (uintptr_t)seg, &f) == 0 && hs_eh_frame_open(&f) == 0) {
 		for (int k = 0; k < 8; k++)
 			hs_eh_row_at(&f, f.hdr + (uintptr_t)(intptr_t)rel + (uintptr_t)k * 3, &row);
 		for (size_t i = 0; i < f.count && i < 32; i++) {

@@ -111,7 +111,7 @@ static int per_module(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	if (!info->dlpi_name || info->dlpi_name[0] != '/' || (t->want && !strstr(info->dlpi_name, t->want)))
 		return 0;
-	if (hs_eh_frame_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, &f) < 0)
+	if (hs_eh_frame_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, &f) < 0 || hs_eh_frame_open(&f) < 0)
 		return 0;
 	fd = open(info->dlpi_name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
