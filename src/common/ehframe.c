@@ -322,6 +322,18 @@ static struct hs_eh_reg *tracked(struct state *s, uint64_t reg)
 	return NULL;
 }
 
+/* DW_CFA_restore: reg's rule back to what the CIE's instructions left (initial NULL: in the CIE, an error) */
+static int restore(struct state *s, const struct state *initial, uint64_t reg)
+{
+	if (!initial)
+		return -1;
+	if (reg == HS_EH_REG_RA)
+		s->ra = initial->ra;
+	else if (reg == HS_EH_REG_BP)
+		s->bp = initial->bp;
+	return 0;
+}
+
 static void set_rule(struct state *s, uint64_t reg, int rule, int64_t off)
 {
 	struct hs_eh_reg *r = tracked(s, reg);
@@ -359,11 +371,8 @@ static int run(struct cur *c, const struct cie *cie, const struct hs_eh_frame *f
 			set_rule(s, op & 0x3f, HS_EH_OFFSET, off);
 			continue;
 		case CFA_RESTORE:
-			if (!initial)
+			if (restore(s, initial, op & 0x3f) < 0)
 				return -1;
-			reg = op & 0x3f;
-			if (tracked(s, reg))
-				*tracked(s, reg) = *tracked((struct state *)initial, reg);
 			continue;
 		}
 		switch (op) {
@@ -418,10 +427,8 @@ static int run(struct cur *c, const struct cie *cie, const struct hs_eh_frame *f
 			set_rule(s, reg, HS_EH_OFFSET, off);
 			break;
 		case CFA_RESTORE_EXTENDED:
-			if (!initial || uleb(c, &reg) < 0)
+			if (uleb(c, &reg) < 0 || restore(s, initial, reg) < 0)
 				return -1;
-			if (tracked(s, reg))
-				*tracked(s, reg) = *tracked((struct state *)initial, reg);
 			break;
 		case CFA_UNDEFINED:
 		case CFA_SAME_VALUE:

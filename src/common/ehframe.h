@@ -49,8 +49,8 @@ struct hs_eh_row {
 /*
  * Where the tables of the module whose program headers are ph[0..phnum)
  * (loaded at bias) are, from the headers alone (no read of the tables, so
- * no page of them touched): 0, or -1 when it has no .eh_frame_hdr in a
- * loaded segment. count stays 0 until hs_eh_frame_open.
+ * no page of them touched): 0, or -1 (and lo 0) when it has no
+ * .eh_frame_hdr in a loaded segment. count stays 0 until hs_eh_frame_open.
  */
 int hs_eh_frame_of(const ElfW(Phdr) *ph, size_t phnum, uintptr_t bias, struct hs_eh_frame *out);
 

@@ -426,8 +426,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	mods[nmods].name_hash = nh;
 	mods[nmods].seen = generation;
 	mods[nmods].rec_len = 0;
-	if (hs_eh_frame_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, &mods[nmods].eh) < 0)
-		memset(&mods[nmods].eh, 0, sizeof(mods[nmods].eh));
+	hs_eh_frame_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, &mods[nmods].eh); /* none: lo stays 0 */
 	nmods++;
 	/* only a new module pays for the lookup of a relative name */
 	if (path[0] != '/' && hs_module_path(info, abs_path, sizeof(abs_path)) == 0)
