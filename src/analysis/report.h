@@ -13,7 +13,7 @@ enum hs_rank { HS_RANK_BYTES, HS_RANK_CALLS, HS_RANK_PEAK, HS_RANK_LEAKED, HS_RA
 
 /* One allocation site: a distinct backtrace. Figures are estimates when sampled. */
 struct hs_site {
-	uint32_t stack;           /* its index, set for the sites with calls */
+	uint32_t stack;           /* its backtrace's stack id */
 	double calls, bytes;
 	double peak_bytes;        /* live bytes of this site at the moment of peak heap */
 	double leaked_count, leaked_bytes;
@@ -47,9 +47,10 @@ struct hs_report {
 	uint64_t markers;
 	uint64_t untraced_children;      /* (4.2) children forked with no follow-fork: not in this trace */
 
-	struct hs_site *sites;           /* indexed by stack id */
+	struct hs_site *sites;           /* the sites with calls, in the order of their first */
 	uint32_t nsites;
-	uint32_t top[HS_RANK_COUNT][HS_REPORT_TOP];
+	uint32_t sites_cap;              /* internal: room in sites */
+	uint32_t top[HS_RANK_COUNT][HS_REPORT_TOP];   /* indexes into sites */
 	int ntop[HS_RANK_COUNT];
 };
 
