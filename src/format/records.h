@@ -291,17 +291,30 @@ static inline int hs_recent_find(const struct hs_predict *p, uint64_t ptr)
 	return -1;
 }
 
-/* Takes out the entry at place i < nrecent (the later ones move up); from 3.0 (freed != 0) into the freed list. */
+/*
+ * Takes out the entry at place i < nrecent; from 3.0 (freed != 0) into the
+ * freed list. The list closes up on whichever side of the place is
+ * shorter: sqlite3's frees of recent blocks take places 7, 9 and 13 of 15
+ * as often as 0 and 1, and moving the later ones up was 18M moves, 7% of
+ * decoding its trace.
+ */
 static inline uint64_t hs_recent_take(struct hs_predict *p, uint32_t i, int freed)
 {
 	uint64_t v = p->recent[(p->rhead + i) & (HS_RECENT - 1)];
 	unsigned cls = p->recent_cls[(p->rhead + i) & (HS_RECENT - 1)];
 
-	for (uint32_t k = i; k > 0; k--) {
-		p->recent[(p->rhead + k) & (HS_RECENT - 1)] = p->recent[(p->rhead + k - 1) & (HS_RECENT - 1)];
-		p->recent_cls[(p->rhead + k) & (HS_RECENT - 1)] = p->recent_cls[(p->rhead + k - 1) & (HS_RECENT - 1)];
+	if (2 * i < p->nrecent) {
+		for (uint32_t k = i; k > 0; k--) {
+			p->recent[(p->rhead + k) & (HS_RECENT - 1)] = p->recent[(p->rhead + k - 1) & (HS_RECENT - 1)];
+			p->recent_cls[(p->rhead + k) & (HS_RECENT - 1)] = p->recent_cls[(p->rhead + k - 1) & (HS_RECENT - 1)];
+		}
+		p->rhead = (p->rhead + 1) & (HS_RECENT - 1);
+	} else {
+		for (uint32_t k = i; k + 1 < p->nrecent; k++) {
+			p->recent[(p->rhead + k) & (HS_RECENT - 1)] = p->recent[(p->rhead + k + 1) & (HS_RECENT - 1)];
+			p->recent_cls[(p->rhead + k) & (HS_RECENT - 1)] = p->recent_cls[(p->rhead + k + 1) & (HS_RECENT - 1)];
+		}
 	}
-	p->rhead = (p->rhead + 1) & (HS_RECENT - 1);
 	p->nrecent--;
 	if (freed)
 		hs_freed_push(p, v, cls);
