@@ -69,14 +69,26 @@ static struct {
  * dlsym() itself allocates: while the real functions are being looked up,
  * allocations are served from this buffer and never freed.
  */
-static char boot_buf[64 << 10] __attribute__((aligned(64)));
+#define BOOT_BYTES (64u << 10)
+/*
+ * After them, the scratch slots (hs_scratch_begin): the glibc calls the
+ * tracer makes for itself whose blocks all die before the call returns
+ * take their blocks there, not from the program's heap. A thread's stack
+ * bounds (pthread_getattr_np, which copies the thread's CPU set) made 3
+ * calls into the C library's malloc for each thread: 10,200 for a program
+ * that starts 3,400. free ignores them, as it does boot blocks.
+ */
+#define SCRATCH_SLOTS 32
+#define SCRATCH_BYTES (8u << 10)
+static char boot_buf[BOOT_BYTES + SCRATCH_SLOTS * SCRATCH_BYTES] __attribute__((aligned(64)));
 static size_t boot_used;
+static _Atomic uint32_t scratch_taken;  /* a bit per slot */
 static _Atomic int resolving;
 /*
  * Every block handed out (at least 64 bytes each, so 1024 at most): the
  * sampled-mode free asks only the sampled set, which then holds these too.
  */
-#define BOOT_MAX (sizeof(boot_buf) / 64)
+#define BOOT_MAX (BOOT_BYTES / 64)
 static void *boot_list[BOOT_MAX];
 static _Atomic unsigned boot_n;
 
@@ -85,7 +97,7 @@ static void *boot_alloc(size_t n)
 	size_t off = __atomic_fetch_add(&boot_used, n ? (n + 63) & ~(size_t)63 : 64, __ATOMIC_RELAXED);
 	unsigned i;
 
-	if (off + n > sizeof(boot_buf))
+	if (off + n > BOOT_BYTES)
 		return NULL;
 	i = atomic_fetch_add(&boot_n, 1);
 	if (i < BOOT_MAX)
@@ -93,9 +105,50 @@ static void *boot_alloc(size_t n)
 	return boot_buf + off;
 }
 
+/* A boot block or a scratch one: never the real free's */
 static int is_boot(const void *p)
 {
 	return (uintptr_t)p - (uintptr_t)boot_buf < sizeof(boot_buf);
+}
+
+/* A slot for t's scratch blocks until hs_scratch_end; none free, and the blocks come from the real malloc as before. */
+void hs_scratch_begin(struct hs_thread *t)
+{
+	uint32_t taken = atomic_load(&scratch_taken);
+
+	t->scratch = 0;
+	while (~taken) {
+		unsigned k = (unsigned)__builtin_ctz(~taken);
+		if (atomic_compare_exchange_weak(&scratch_taken, &taken, taken | 1u << k)) {
+			t->scratch = (uint8_t)(k + 1);
+			t->scratch_used = 0;
+			return;
+		}
+	}
+}
+
+/* Every block of the slot was freed: the next section may have it. */
+void hs_scratch_end(struct hs_thread *t)
+{
+	if (t->scratch)
+		atomic_fetch_and(&scratch_taken, ~(1u << (t->scratch - 1)));
+	t->scratch = 0;
+}
+
+/* A block from the calling thread's scratch slot (zeroed if zero), or NULL: none open, or full. */
+static void *scratch_alloc(size_t n, int zero)
+{
+	struct hs_thread *t = hs_tls_thread;
+	size_t need = n ? (n + 15) & ~(size_t)15 : 16;
+	char *p;
+
+	if (!t || !t->scratch || n > SCRATCH_BYTES || need > SCRATCH_BYTES - t->scratch_used)
+		return NULL;
+	p = boot_buf + BOOT_BYTES + (size_t)(t->scratch - 1) * SCRATCH_BYTES + t->scratch_used;
+	t->scratch_used += (uint16_t)need;
+	if (zero)
+		memset(p, 0, n);
+	return p;
 }
 
 /* The kernel's system call, as glibc's syscall() makes it: -1 and errno on failure */
@@ -1067,6 +1120,10 @@ __attribute__((noinline, cold)) static void *malloc_cold(size_t n)
 		count(t, HS_FN_MALLOC, n);
 		if (!sample_skips(t, n))
 			return malloc_recorded(t, n);
+	} else if (unlikely(hs_tls_thread && hs_tls_thread->scratch)) {
+		void *p = scratch_alloc(n, 0);
+		if (p)
+			return p;
 	}
 	return real.malloc(n);
 }
@@ -1168,6 +1225,10 @@ __attribute__((noinline, cold)) static void *calloc_cold(size_t n, size_t size)
 		count(t, HS_FN_CALLOC, (uint64_t)n * size);
 		if (!(size && n > SIZE_MAX / size) && !sample_skips(t, n * size))
 			return calloc_recorded(t, n, size);
+	} else if (unlikely(hs_tls_thread && hs_tls_thread->scratch) && !(size && n > SIZE_MAX / size)) {
+		void *p = scratch_alloc(n * size, 1);
+		if (p)
+			return p;
 	}
 	return real.calloc(n, size);
 }
@@ -1206,6 +1267,9 @@ static void *do_realloc(int fn, void *old, size_t n, size_t size)
 		return np;
 	}
 	t = tracing_thread();
+	/* a scratch block's realloc came above (a boot block); a new one, in the scratch slot too */
+	if (unlikely(!t && !old && hs_tls_thread && hs_tls_thread->scratch) && (p = scratch_alloc(bytes, 0)))
+		return p;
 	tracked = t && old && (!hs_g.cfg.sample_bytes || (set_may_hold((uintptr_t)old) && set_contains(t, (uintptr_t)old)));
 	if (tracked)
 		before = stamp(t, (uintptr_t)old, OWN_FREED, &before_own);

@@ -192,6 +192,8 @@ struct hs_thread {
 	uint64_t calls_base[HS_FN_COUNT], bytes_base[HS_FN_COUNT];
 	sigset_t section_old;       /* owner only: the signal mask to give back when the section closes */
 	uintptr_t stack_lo, stack_hi;
+	uint8_t scratch;            /* owner only: 1 + the boot buffer's scratch slot it allocates from, 0: none (hooks.c) */
+	uint16_t scratch_used;
 	struct hs_unwind_state uw;
 	/* each kept walk's first ip and sp (ip 0: none), apart from the walks so that a lookup reads two lines */
 	uint64_t walk_ip[HS_WALK_SETS][HS_WALK_WAYS];
@@ -364,6 +366,13 @@ struct hs_eh_frame;
 /* The module holding ip, as the last scan found it: its range and unwind tables; -1 for none. */
 int hs_modules_eh_of(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, struct hs_eh_frame *eh);
 void hs_unwind_thread_init(struct hs_thread *t);
+/*
+ * Around glibc calls the tracer makes for itself whose blocks all die
+ * before the call returns: their allocations come from a slot of the
+ * tracer's own buffer, not the program's heap (hooks.c).
+ */
+void hs_scratch_begin(struct hs_thread *t);
+void hs_scratch_end(struct hs_thread *t);
 int hs_unwind(struct hs_thread *t, int *kept, uint32_t *node, const void *from);
 void hs_unwind_keep(struct hs_thread *t);
 int hs_unwind_plain(struct hs_thread *t, uint64_t *ips);

@@ -398,6 +398,8 @@ void hs_unwind_thread_init(struct hs_thread *t)
 		hs_internal_leave(t, &old);
 		return;
 	}
+	/* glibc's copies of the thread's CPU set (2 blocks) are the tracer's: not in the program's heap */
+	hs_scratch_begin(t);
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
 			t->stack_lo = (uintptr_t)addr;
@@ -405,6 +407,7 @@ void hs_unwind_thread_init(struct hs_thread *t)
 		}
 		pthread_attr_destroy(&attr);
 	}
+	hs_scratch_end(t);
 	hs_internal_leave(t, &old);
 }
 
