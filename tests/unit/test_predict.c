@@ -189,6 +189,48 @@ enum { NEV = 400000, LIVE = 4096, NTHR = 6, MAPPER = 5 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
+/*
+ * The recent list against a plain array (the latest first, the oldest
+ * dropped past HS_RECENT): a take closes the list from either side of
+ * its place, whichever is shorter, and must leave the same list as
+ * moving every later entry up.
+ */
+static void recent_list(void)
+{
+	static struct hs_predict slots[HS_PREDICT_SLOTS];
+	struct hs_predict *p = hs_predict_for(slots, 3, 1);
+	uint64_t ref[HS_RECENT], next = 0x1000, seed = 12345;
+	unsigned n = 0, bad = 0, takes = 0, far = 0;
+
+	for (int step = 0; step < 200000 && !bad; step++) {
+		if (n == 0 || check_rand(&seed) % 3 != 0) {
+			unsigned k = n < HS_RECENT ? n : HS_RECENT - 1;
+			for (; k > 0; k--)
+				ref[k] = ref[k - 1];
+			ref[0] = next;
+			n += n < HS_RECENT;
+			hs_recent_push(p, next, hs_size_class(next & 0xff0));
+			next += 0x10;
+		} else {
+			unsigned i = (unsigned)(check_rand(&seed) % n);
+			uint64_t v = ref[i];
+			for (unsigned k = i; k + 1 < n; k++)
+				ref[k] = ref[k + 1];
+			n--;
+			bad += hs_recent_take(p, i, 1) != v;
+			takes++;
+			far += 2 * i >= n + 1;
+		}
+		bad += p->nrecent != n;
+		for (unsigned k = 0; k < n && k < p->nrecent; k++)
+			bad += p->recent[(p->rhead + k) & (HS_RECENT - 1)] != ref[k] ||
+			       p->recent_cls[(p->rhead + k) & (HS_RECENT - 1)] != hs_size_class(ref[k] & 0xff0);
+	}
+	check_report(bad == 0 && far > takes / 4, "predict-recent-take-either-side",
+		     "expected the list of a plain array after %u takes (%u from the older side) got %u differences", takes,
+		     far, bad);
+}
+
 struct sim {
 	uint64_t bump;
 	uint64_t stack_of[HS_SIZE_CLASSES][8];  /* per class, freed blocks to hand back, a stack */
@@ -384,6 +426,7 @@ int main(void)
 	char dir[256];
 
 	freed_list();
+	recent_list();
 	realloc_codes();
 	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir)) {
