@@ -142,6 +142,102 @@ void hs_put_line(FILE *f, const char *indent, const char *s)
 		fprintf(f, "%s%.*s...\n", indent, (int)(room - 3), s);
 }
 
+/* A byte a POSIX shell takes as itself outside quotes */
+static int shell_plain(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("@%+=:,./_-", c));
+}
+
+/* Bytes a terminal must not be given as they are: C0 and C1 controls, DEL, and any not in well-formed UTF-8 */
+static size_t shell_unsafe(const unsigned char *p)
+{
+	size_t u = utf8_len(p);
+
+	return !u || p[0] < 0x20 || p[0] == 0x7f || (u == 2 && p[0] == 0xc2 && p[1] < 0xa0) ? 1 : 0;
+}
+
+/*
+ * s as a shell would read it back (quoted where it must be), into f, or
+ * only measured when f is NULL; its length in bytes. Words with control
+ * bytes take bash's $'...' form, so that a newline in a -c script or an
+ * escape sequence in an argument reaches the terminal as text.
+ */
+static size_t shell_word(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int plain = *p != 0, unsafe = 0;
+	size_t n, k;
+
+	for (k = 0; p[k]; k++)
+		plain &= shell_plain(p[k]);
+	for (size_t i = 0, u; p[i]; i += u ? u : 1) {
+		u = utf8_len(p + i);
+		unsafe |= (int)shell_unsafe(p + i);
+	}
+	if (plain) {
+		if (f)
+			fputs(s, f);
+		return k;
+	}
+	if (!unsafe) {
+		for (n = 2, k = 0; p[k]; k++)
+			n += p[k] == '\'' ? 4 : 1;
+		if (f) {
+			fputc('\'', f);
+			for (k = 0; p[k]; k++)
+				p[k] == '\'' ? fputs("'\\''", f) : fputc(p[k], f);
+			fputc('\'', f);
+		}
+		return n;
+	}
+	if (f)
+		fputs("$'", f);
+	for (n = 3, k = 0; p[k];) {
+		char esc[8];
+		const char *e = p[k] == '\\' ? "\\\\" : p[k] == '\'' ? "\\'" : p[k] == '\n' ? "\\n" : p[k] == '\t' ? "\\t" : NULL;
+		size_t u = utf8_len(p + k);
+
+		if (!e && shell_unsafe(p + k)) {
+			snprintf(esc, sizeof(esc), "\\x%02x", p[k]);
+			e = esc;
+		}
+		if (e) {
+			n += strlen(e);
+			if (f)
+				fputs(e, f);
+			k++;
+		} else {
+			n += u;
+			if (f)
+				fwrite(p + k, 1, u, f);
+			k += u;
+		}
+	}
+	if (f)
+		fputc('\'', f);
+	return n;
+}
+
+void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, size_t width)
+{
+	size_t col = indent;
+
+	for (int i = 0; i < argc; i++) {
+		size_t len = shell_word(NULL, argv[i]);
+		if (i && col + 1 + len > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (i) {
+			fputc(' ', f);
+			col++;
+		}
+		shell_word(f, argv[i]);
+		col += len;
+	}
+	fputc('\n', f);
+}
+
 void hs_xml_text(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {

@@ -12,6 +12,12 @@ const char *hs_fmt_duration(char *buf, size_t n, uint64_t ns);
 void hs_json_string(FILE *f, const char *s);
 /* indent + s on one line, cut with "..." at 80 columns so that long C++ names do not wrap a terminal's lines. */
 void hs_put_line(FILE *f, const char *indent, const char *s);
+/*
+ * A command line as a shell would take it back (words quoted where they
+ * must be, control bytes as $'\n' escapes), wrapped at width columns with
+ * the lines after the first indented to indent (where the first began).
+ */
+void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, size_t width);
 /* XML text or attribute content, escaped. */
 void hs_xml_text(FILE *f, const char *s);
 

@@ -93,9 +93,10 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 
 	fprintf(f, "heapscope report of %s\n\n", path);
 	fprintf(f, "command      ");
-	for (int i = 0; i < in->argc; i++)
-		fprintf(f, "%s%s", i ? " " : "", in->argv[i]);
-	fprintf(f, "%s\n", in->argc ? "" : in->exe);
+	if (in->argc)
+		hs_text_command(f, in->argc, (const char *const *)in->argv, 13, 80);
+	else
+		hs_text_command(f, 1, &in->exe, 13, 80);
 	fprintf(f, "pid          %u (parent %u)\n", in->pid, in->ppid);
 	fprintf(f, "duration     %s, %s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns), end_text(rep));
 	if (rep->untraced_children)

@@ -1,4 +1,4 @@
-/* test_escape.c - JSON strings and XML text as the renderers write them: plain runs, escapes, bad UTF-8, control bytes */
+/* test_escape.c - JSON strings, XML text and command lines as the renderers write them: plain runs, escapes, bad UTF-8, control bytes */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <stdlib.h>
 
@@ -31,9 +31,45 @@ static void both(const char *name, const char *in, const char *want_json, const 
 	free(x);
 }
 
+/* What hs_text_command makes of argv, indented 13 after a 13-column label, at 40 columns */
+static void command(const char *name, int argc, const char *const *argv, const char *want)
+{
+	char n[96], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f) {
+		hs_text_command(f, argc, argv, 13, 40);
+		fclose(f);
+	}
+	snprintf(n, sizeof(n), "command-%s", name);
+	CHECK_STR(n, want, buf ? buf : "(no memory)");
+	free(buf);
+}
+
+static void commands(void)
+{
+	static const char *const plain[] = { "sqlite3", ":memory:", ".read", "/tmp/insert.sql" };
+	static const char *const quoted[] = { "grep", "-e", "a b", "it's", "" };
+	static const char *const script[] = { "python3", "-c", "x = 1\nprint('\\', x)\t\x1b[2J" };
+	static const char *const bytes[] = { "caf\xc3\xa9", "a\xff", "\xc2\x85", "\x7f" };
+	static const char *const wrap[] = { "clang", "-O2", "-c", "/work/src/format/reader.c", "-Iinclude", "-o",
+					   "/tmp/reader.o", "/a/path/longer/than/the/whole/width/of/this/test.c" };
+
+	command("plain", 4, plain, "sqlite3 :memory: .read\n             /tmp/insert.sql\n");
+	command("quoted", 5, quoted, "grep -e 'a b' 'it'\\''s' ''\n");
+	command("control", 3, script, "python3 -c\n             $'x = 1\\nprint(\\'\\\\\\', x)\\t\\x1b[2J'\n");
+	command("bytes", 4, bytes, "'caf\xc3\xa9' $'a\\xff'\n             $'\\xc2\\x85' $'\\x7f'\n");
+	command("wrap", 8, wrap,
+		"clang -O2 -c\n             /work/src/format/reader.c\n             -Iinclude -o /tmp/reader.o\n"
+		"             /a/path/longer/than/the/whole/width/of/this/test.c\n");
+}
+
 int main(void)
 {
 	char *j;
+
+	commands();
 
 	both("empty", "", "\"\"", "");
 	both("plain", "std::vector<int>::push_back(int const&)",
