@@ -1,8 +1,11 @@
 /* cmd-dump.c - heapscope dump: a trace's records as text, one per line, for debugging and scripts */
+#define _POSIX_C_SOURCE 200809L /* strndup */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../render/format.h"
 #include "cli.h"
 #include "heapscope/reader.h"
 
@@ -78,11 +81,21 @@ int hs_cmd_dump(int argc, char **argv)
 			printf(" %" PRIu64, ev.rss);
 			break;
 		case HS_EVENT_MARKER:
-		case HS_EVENT_DISABLED:
-			printf(" %.*s", (int)ev.label_len, ev.label);
+		case HS_EVENT_DISABLED: {
+			/* the program's own text, one word: a newline in it would start what reads as another record */
+			char *label = strndup(ev.label ? ev.label : "", ev.label_len);
+			if (!label) {
+				rc = hs_die("out of memory for a marker's label; free some memory");
+				goto out;
+			}
+			putchar(' ');
+			hs_text_word(stdout, label);
+			free(label);
 			break;
+		}
 		case HS_EVENT_MODULE:
-			printf(" 0x%" PRIx64 " %s", ev.module->base, ev.module->path);
+			printf(" 0x%" PRIx64 " ", ev.module->base);
+			hs_text_word(stdout, ev.module->path);
 			break;
 		case HS_EVENT_MODULE_UNLOAD:
 			printf(" 0x%" PRIx64, ev.addr);

@@ -219,6 +219,11 @@ static size_t shell_word(FILE *f, const char *s)
 	return n;
 }
 
+void hs_text_word(FILE *f, const char *s)
+{
+	shell_word(f, s);
+}
+
 void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, size_t width)
 {
 	size_t col = indent;

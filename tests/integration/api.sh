@@ -40,6 +40,9 @@ check("first-counts", (a["allocations"], a["frees"], a["leaked"]["count"], a["by
       f"expected (300, 100, 200, 19200) got {(a['allocations'], a['frees'], a['leaked']['count'], a['bytes_allocated'])}")
 check("first-end", a["end"] == "stop", f"expected end 'stop' got {a['end']!r}")
 check("marker", at.count(" marker half-way") == 1 and "not tracing" not in at, "expected one 'half-way' marker")
+# the program's text stays one word on its record's line: its newline and escape as $'...' escapes
+check("marker-quoted", at.count(" marker $'two\\nlines \\x1b[2J'\n") == 1 and "\x1b" not in at,
+      "expected the label 'two<newline>lines <ESC>[2J' as $'two\\nlines \\x1b[2J' on one line")
 check("first-sites", "first_trace" in at and "before_start" not in at and "between" not in at,
       "allocations outside first_trace() in the first trace")
 # calls are counted while tracing is on only: not before_start()'s nor between()'s

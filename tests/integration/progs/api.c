@@ -18,6 +18,7 @@ __attribute__((noinline)) static void first_trace(void)
 	for (int i = 0; i < 300; i++)
 		keep[i] = malloc(64);
 	hs_marker("half-way");
+	hs_marker("two\nlines \x1b[2J");
 	for (int i = 0; i < 100; i++)
 		free(keep[i]);
 }
