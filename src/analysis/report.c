@@ -31,7 +31,7 @@ struct pass {
 	struct hs_pending pend;                 /* each thread's latest two allocations (pending.h) */
 	struct hs_live_block pend_block[HS_PENDING];
 	uint32_t *site_at;                      /* stack id -> 1 + its place in rep->sites; 0: no site yet */
-	uint32_t site_at_cap;
+	size_t site_at_cap;
 };
 
 /* Weight of a sampled block: the inverse of its chance to be sampled (byte-based geometric sampling). */
@@ -77,13 +77,12 @@ static __attribute__((noinline)) struct hs_site *site_new(struct pass *ps, uint3
 	struct hs_site *s;
 
 	if (stack >= ps->site_at_cap) {
-		uint64_t n = ps->site_at_cap ? ps->site_at_cap : SITE_AT_FIRST;
+		size_t n = ps->site_at_cap ? ps->site_at_cap : SITE_AT_FIRST;
 		while (n <= stack)
 			n *= 2;
-		ps->site_at = map_grow(ps->site_at, page_round((size_t)ps->site_at_cap * sizeof(uint32_t)),
-				       page_round((size_t)n * sizeof(uint32_t)));
-		/* a stack id of 2^31 or more takes the map to 2^32 entries, which the count cannot say: one fewer */
-		ps->site_at_cap = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+		ps->site_at = map_grow(ps->site_at, page_round(ps->site_at_cap * sizeof(uint32_t)),
+				       page_round(n * sizeof(uint32_t)));
+		ps->site_at_cap = n;
 	}
 	if (rep->nsites == rep->sites_cap) {
 		uint32_t n = rep->sites_cap ? rep->sites_cap * 2 : SITES_FIRST;
@@ -462,7 +461,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 	hs_live_free(&ps.live);
 	free(ps.threads);
 	if (ps.site_at)
-		munmap(ps.site_at, page_round((size_t)ps.site_at_cap * sizeof(uint32_t)));
+		munmap(ps.site_at, page_round(ps.site_at_cap * sizeof(uint32_t)));
 	return rc < 0 ? rc : 0;
 }
 

@@ -95,8 +95,10 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	fprintf(f, "command      ");
 	if (in->argc)
 		hs_text_command(f, in->argc, (const char *const *)in->argv, 13, 80);
-	else
+	else if (in->exe[0])
 		hs_text_command(f, 1, &in->exe, 13, 80);
+	else
+		fprintf(f, "(not recorded)\n");
 	fprintf(f, "pid          %u (parent %u)\n", in->pid, in->ppid);
 	fprintf(f, "duration     %s, %s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns), end_text(rep));
 	if (rep->untraced_children)
