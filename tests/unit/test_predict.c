@@ -193,24 +193,26 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
  * The recent list against a plain array (the latest first, the oldest
  * dropped past HS_RECENT): a take closes the list from either side of
  * its place, whichever is shorter, and must leave the same list as
- * moving every later entry up.
+ * moving every later entry up; find must give the first place of an
+ * address, and none for one only the ring's unused part still holds.
  */
 static void recent_list(void)
 {
 	static struct hs_predict slots[HS_PREDICT_SLOTS];
 	struct hs_predict *p = hs_predict_for(slots, 3, 1);
 	uint64_t ref[HS_RECENT], next = 0x1000, seed = 12345;
-	unsigned n = 0, bad = 0, takes = 0, far = 0;
+	unsigned n = 0, bad = 0, takes = 0, far = 0, finds = 0, stale = 0;
 
 	for (int step = 0; step < 200000 && !bad; step++) {
 		if (n == 0 || check_rand(&seed) % 3 != 0) {
 			unsigned k = n < HS_RECENT ? n : HS_RECENT - 1;
 			for (; k > 0; k--)
 				ref[k] = ref[k - 1];
-			ref[0] = next;
+			/* now and then an address already listed (a free that was not recorded): find takes the latest */
+			uint64_t v = n && check_rand(&seed) % 8 == 0 ? ref[check_rand(&seed) % n] : (next += 0x10);
+			ref[0] = v;
 			n += n < HS_RECENT;
-			hs_recent_push(p, next, hs_size_class(next & 0xff0));
-			next += 0x10;
+			hs_recent_push(p, v, hs_size_class(v & 0xff0));
 		} else {
 			unsigned i = (unsigned)(check_rand(&seed) % n);
 			uint64_t v = ref[i];
@@ -222,13 +224,32 @@ static void recent_list(void)
 			far += 2 * i >= n + 1;
 		}
 		bad += p->nrecent != n;
+		/* find: a listed address's first place, and an address not listed (maybe stale in the ring) */
+		if (n) {
+			unsigned j = (unsigned)(check_rand(&seed) % n), first = 0;
+			while (ref[first] != ref[j])
+				first++;
+			bad += hs_recent_find(p, ref[j]) != (int)first;
+			finds++;
+		}
+		bad += hs_recent_find(p, next + 0x10) != -1;
+		for (unsigned k = 0; k < HS_RECENT; k++) {
+			unsigned in = 0;
+			for (unsigned i = 0; i < n; i++)
+				in |= ref[i] == p->recent[k];
+			if (!in) {
+				stale += hs_recent_find(p, p->recent[k]) == -1;
+				break;
+			}
+		}
 		for (unsigned k = 0; k < n && k < p->nrecent; k++)
 			bad += p->recent[(p->rhead + k) & (HS_RECENT - 1)] != ref[k] ||
 			       p->recent_cls[(p->rhead + k) & (HS_RECENT - 1)] != hs_size_class(ref[k] & 0xff0);
 	}
-	check_report(bad == 0 && far > takes / 4, "predict-recent-take-either-side",
-		     "expected the list of a plain array after %u takes (%u from the older side) got %u differences", takes,
-		     far, bad);
+	check_report(bad == 0 && far > takes / 4 && stale > takes / 4, "predict-recent-take-either-side",
+		     "expected the list and the places of a plain array after %u takes (%u from the older side) and %u finds "
+		     "(%u of a stale entry) got %u differences",
+		     takes, far, finds, stale, bad);
 }
 
 struct sim {
