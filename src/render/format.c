@@ -150,11 +150,11 @@ static int shell_plain(unsigned char c)
 }
 
 /* Bytes a terminal must not be given as they are: C0 and C1 controls, DEL, and any not in well-formed UTF-8 */
-static size_t shell_unsafe(const unsigned char *p)
+static int shell_unsafe(const unsigned char *p)
 {
 	size_t u = utf8_len(p);
 
-	return !u || p[0] < 0x20 || p[0] == 0x7f || (u == 2 && p[0] == 0xc2 && p[1] < 0xa0) ? 1 : 0;
+	return !u || p[0] < 0x20 || p[0] == 0x7f || (u == 2 && p[0] == 0xc2 && p[1] < 0xa0);
 }
 
 /*
@@ -171,10 +171,8 @@ static size_t shell_word(FILE *f, const char *s)
 
 	for (k = 0; p[k]; k++)
 		plain &= shell_plain(p[k]);
-	for (size_t i = 0, u; p[i]; i += u ? u : 1) {
-		u = utf8_len(p + i);
-		unsafe |= (int)shell_unsafe(p + i);
-	}
+	for (size_t i = 0; p[i] && !unsafe; i += utf8_len(p + i))
+		unsafe = shell_unsafe(p + i);
 	if (plain) {
 		if (f)
 			fputs(s, f);
