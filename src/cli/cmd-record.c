@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "../common/file.h"
 #include "../common/size.h"
+#include "../render/format.h"
 
 static const char usage[] =
 	"usage: heapscope record [OPTIONS] [--] PROGRAM [ARGS...]\n"
@@ -190,37 +191,13 @@ static void exec_failed(const char *prog, int err)
 	fprintf(stderr, "heapscope: cannot run '%s': %s\n", prog, why ? why : strerror(err));
 }
 
-/* path as one word of a shell command, for a command line to copy: quoted only when it must be. */
-static const char *shell_word(const char *path, char *buf, size_t n)
-{
-	size_t o = 0;
-
-	if (path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-,:@%=")] == 0)
-		return path;
-	if (!strpbrk(path, "\"$`\\!"))
-		return snprintf(buf, n, "\"%s\"", path) < (int)n ? buf : path;
-	/* in single quotes, where only a single quote needs a way out: '\'' */
-	buf[o++] = '\'';
-	for (const char *c = path; *c && o + 5 < n; c++) {
-		if (*c == '\'') {
-			memcpy(buf + o, "'\\''", 4);
-			o += 4;
-		} else {
-			buf[o++] = *c;
-		}
-	}
-	buf[o++] = '\'';
-	buf[o] = 0;
-	return buf;
-}
-
 /* Tells where the root process's trace went; %e was the traced program's own name. */
 enum { FOLLOW_FORK = 1, FOLLOW_EXEC = 2 };
 
 /* follow: FOLLOW_* given */
 static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t started, int exec_failed, int follow)
 {
-	char pattern[PATH_MAX], root[PATH_MAX], pids[16], word[4 * PATH_MAX + 3];
+	char pattern[PATH_MAX], root[PATH_MAX], pids[16];
 	glob_t g = { 0 };
 	struct stat st;
 	struct hs_end_info end = { .end = -1 };
@@ -243,9 +220,11 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 	else if (have && !S_ISREG(st.st_mode))
 		fprintf(stderr, "heapscope: trace written to '%s' (not a regular file: 'heapscope report' reads "
 				"a trace once it is in a file)\n", root);
-	else if (have && st.st_mtime >= started)
-		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report %s'\n", root,
-			shell_word(root, word, sizeof(word)));
+	else if (have && st.st_mtime >= started) {
+		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report ", root);
+		hs_text_word(stderr, root);
+		fputs("'\n", stderr);
+	}
 	else if (!exec_failed)
 		fprintf(stderr, "heapscope: no trace at '%s': the program may be statically linked or "
 			"setuid (the tracer cannot be preloaded into it)\n", root);

@@ -161,7 +161,8 @@ static int shell_unsafe(const unsigned char *p)
  * s as a shell would read it back (quoted where it must be), into f, or
  * only measured when f is NULL; its length in bytes. Words with control
  * bytes take bash's $'...' form, so that a newline in a -c script or an
- * escape sequence in an argument reaches the terminal as text.
+ * escape sequence in an argument reaches the terminal as text. (record's
+ * "see it with" line uses it too, for the trace's path.)
  */
 static size_t shell_word(FILE *f, const char *s)
 {
@@ -177,6 +178,12 @@ static size_t shell_word(FILE *f, const char *s)
 		if (f)
 			fputs(s, f);
 		return k;
+	}
+	/* in double quotes where nothing in them is special there, which reads best inside a message's single quotes */
+	if (!unsafe && !strpbrk(s, "\"$`\\!")) {
+		if (f)
+			fprintf(f, "\"%s\"", s);
+		return k + 2;
 	}
 	if (!unsafe) {
 		for (n = 2, k = 0; p[k]; k++)

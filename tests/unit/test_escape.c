@@ -50,16 +50,16 @@ static void command(const char *name, int argc, const char *const *argv, const c
 static void commands(void)
 {
 	static const char *const plain[] = { "sqlite3", ":memory:", ".read", "/tmp/insert.sql" };
-	static const char *const quoted[] = { "grep", "-e", "a b", "it's", "" };
+	static const char *const quoted[] = { "grep", "-e", "a b", "it's", "", "$HOME's" };
 	static const char *const script[] = { "python3", "-c", "x = 1\nprint('\\', x)\t\x1b[2J" };
 	static const char *const bytes[] = { "caf\xc3\xa9", "a\xff", "\xc2\x85", "\x7f" };
 	static const char *const wrap[] = { "clang", "-O2", "-c", "/work/src/format/reader.c", "-Iinclude", "-o",
 					   "/tmp/reader.o", "/a/path/longer/than/the/whole/width/of/this/test.c" };
 
 	command("plain", 4, plain, "sqlite3 :memory: .read\n             /tmp/insert.sql\n");
-	command("quoted", 5, quoted, "grep -e 'a b' 'it'\\''s' ''\n");
+	command("quoted", 6, quoted, "grep -e \"a b\" \"it's\" \"\"\n             '$HOME'\\''s'\n");
 	command("control", 3, script, "python3 -c\n             $'x = 1\\nprint(\\'\\\\\\', x)\\t\\x1b[2J'\n");
-	command("bytes", 4, bytes, "'caf\xc3\xa9' $'a\\xff'\n             $'\\xc2\\x85' $'\\x7f'\n");
+	command("bytes", 4, bytes, "\"caf\xc3\xa9\" $'a\\xff'\n             $'\\xc2\\x85' $'\\x7f'\n");
 	command("wrap", 8, wrap,
 		"clang -O2 -c\n             /work/src/format/reader.c\n             -Iinclude -o /tmp/reader.o\n"
 		"             /a/path/longer/than/the/whole/width/of/this/test.c\n");
