@@ -112,12 +112,15 @@ int hs_cli_args_parse(struct hs_cli_args *a, int argc, char **argv)
 
 FILE *hs_cli_out_open(const char *path)
 {
+	/* one output file at a time: each command closes the one it opened before it ends */
+	static char file_buf[HS_CLI_OUT_BUFFER];
 	FILE *f;
 
 	if (!path || !strcmp(path, "-"))
 		return stdout;
 	if (!(f = fopen(path, "w")))
 		hs_die("cannot write '%s': %s; check the directory exists and is writable", path, strerror(errno));
+	setvbuf(f, file_buf, _IOFBF, sizeof(file_buf));
 	return f;
 }
 

@@ -121,6 +121,9 @@ int hs_cli_take_flag(void *flag, const char *opt, const char *value);
 /* --by VALUE into enum hs_group_by; 0, or 1 after printing the accepted values. */
 int hs_cli_args_by(const char *v, int *by);
 
+/* stdio buffer of the commands' output, a file's or stdout's when not a terminal (main.c) */
+#define HS_CLI_OUT_BUFFER (1u << 20)
+
 /* An output file (stdout when path is NULL or "-"), or NULL after printing why not. */
 FILE *hs_cli_out_open(const char *path);
 /*
