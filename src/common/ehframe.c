@@ -86,7 +86,7 @@ static int sleb(struct cur *c, int64_t *v)
 	return 0;
 }
 
-/* n little-endian bytes (2, 4 or 8); signed, sign-extended */
+/* n little-endian bytes (1, 2, 4 or 8); signed, sign-extended */
 static int fixed(struct cur *c, unsigned n, int is_signed, uint64_t *v)
 {
 	uint64_t x = 0;
@@ -386,27 +386,14 @@ static int run(struct cur *c, const struct cie *cie, const struct hs_eh_frame *f
 			loc = (uintptr_t)to;
 			break;
 		}
-		case CFA_ADVANCE_LOC1: {
-			uint8_t d;
-			if (get(c, &d, 1) < 0)
+		case CFA_ADVANCE_LOC1:
+		case CFA_ADVANCE_LOC2:
+		case CFA_ADVANCE_LOC4:
+			/* a delta of 1, 2 or 4 bytes */
+			if (fixed(c, 1u << (op - CFA_ADVANCE_LOC1), 0, &u) < 0)
 				return -1;
-			delta = d;
+			delta = u;
 			goto advance;
-		}
-		case CFA_ADVANCE_LOC2: {
-			uint16_t d;
-			if (get(c, &d, 2) < 0)
-				return -1;
-			delta = d;
-			goto advance;
-		}
-		case CFA_ADVANCE_LOC4: {
-			uint32_t d;
-			if (get(c, &d, 4) < 0)
-				return -1;
-			delta = d;
-			goto advance;
-		}
 		case CFA_OFFSET_EXTENDED:
 			if (uleb(c, &reg) < 0 || uleb(c, &u) < 0 || u > INT64_MAX || factor((int64_t)u, cie->data_align, &off) < 0)
 				return -1;
