@@ -4,7 +4,7 @@
 set -e
 want="gcc make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libmicrohttpd-dev libiberty-dev"
 case "$1" in
-test) want="$want g++ valgrind heaptrack sqlite3 python3 curl clang libclang-rt-14-dev nodejs chromium libjemalloc2 libtcmalloc-minimal4" ;;
+test) want="$want g++ valgrind heaptrack sqlite3 python3 curl clang libclang-rt-14-dev nodejs chromium libjemalloc2 libtcmalloc-minimal4 strace" ;;
 # heaptrack-gui: the viewer's load time is compared with it
 bench) want="$want valgrind heaptrack heaptrack-gui sqlite3 python3 curl clang libclang-rt-14-dev nodejs chromium" ;;
 demo) want="$want" ;;

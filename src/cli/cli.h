@@ -44,6 +44,14 @@ const char *hs_cli_binary_dirs(void);
 extern const char hs_cli_binaries_usage[];
 /* hs_reader_open with the --binaries directories; 0, or 1 after printing why not (*r is then closed). */
 int hs_cli_reader_open(struct hs_reader **r, const char *path);
+/*
+ * rerun.c: main hands its argv over first. Before the first trace is read,
+ * a large one has the command run itself again with glibc's heap on
+ * transparent huge pages, where the kernel gives them on request
+ * (HEAPSCOPE_HUGE_PAGES=0: never); it returns if it does not.
+ */
+void hs_cli_rerun_init(int argc, char **argv);
+void hs_cli_rerun_for(const char *path);
 /* After the output: a line on stderr for each module whose frames were left unnamed, and what to do. */
 void hs_cli_warn_unnamed(struct hs_reader *r);
 

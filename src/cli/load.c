@@ -62,6 +62,7 @@ void hs_cli_warn_if_written(struct hs_reader *r, const char *path)
 
 int hs_cli_reader_open(struct hs_reader **r, const char *path)
 {
+	hs_cli_rerun_for(path);
 	if (hs_reader_open(r, path) < 0)
 		return hs_die("%s", hs_reader_error(*r));
 	if (hs_cli_binary_dirs() && hs_reader_set_binary_dirs(*r, hs_cli_binary_dirs()) < 0) {

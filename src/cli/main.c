@@ -77,6 +77,7 @@ int main(int argc, char **argv)
 		printf("heapscope %s\n", HS_VERSION_STRING);
 		return 0;
 	}
+	hs_cli_rerun_init(argc, argv);
 	hs_oom_set_handler(out_of_memory);
 	/*
 	 * Scratch buffers of a few MB (the symbol tables' sorts, the renderers'

@@ -579,6 +579,45 @@ else
     fail leaks-memory-follows-sites "cannot build or record manystacks: $(head -c 200 "$W/cc.log")"
 fi
 
+# a trace of 64 KiB or more runs its command again with glibc's heap on
+# transparent huge pages (where the kernel gives them on request, glibc 2.35
+# on): the same output, the tunable added to the user's own, and no rerun
+# when asked not to, when the user chose the tunable, or for a small trace
+execs() { # ENV-ASSIGNMENTS... -- command...: execve calls, the last one's GLIBC_TUNABLES, then the command's output
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" strace -f -v -s 4096 -e trace=execve -o "$W/strace.log" "$@" >"$W/execs.out" 2>/dev/null
+    echo "$(grep -c 'execve(' "$W/strace.log") $(grep 'execve(' "$W/strace.log" | tail -n 1 | grep -o 'GLIBC_TUNABLES=[^"]*' || echo -)"
+}
+why=""
+MS=$W/manystacks.hst
+if ! command -v strace >/dev/null; then
+    why="strace is missing (make test installs it)"
+elif [ "$(stat -c %s "$MS" 2>/dev/null || echo 0)" -lt 65536 ]; then
+    why="manystacks.hst is $(stat -c %s "$MS" 2>/dev/null) bytes, want 64 KiB or more"
+else
+    rerun=2; tun=GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+    ldd --version | head -n 1 | grep -Eq ' 2\.(3[5-9]|[4-9][0-9])$' && grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null ||
+        { rerun=1; tun=-; }
+    for c in report leaks top "flame --folded" "timeline --csv" "diff $MS"; do
+        HEAPSCOPE_HUGE_PAGES=0 "$HS" $c "$MS" >"$W/plain.out" 2>/dev/null
+        got=$(execs -u GLIBC_TUNABLES -- "$HS" $c "$MS")
+        [ "$got" = "$rerun $tun" ] || why="$why; ${c%% *}: execve calls and tunables '$got', want '$rerun $tun'"
+        cmp -s "$W/plain.out" "$W/execs.out" || why="$why; ${c%% *}: output differs from HEAPSCOPE_HUGE_PAGES=0's"
+    done
+    got=$(execs HEAPSCOPE_HUGE_PAGES=0 -- "$HS" report "$MS")
+    [ "${got%% *}" = 1 ] || why="$why; HEAPSCOPE_HUGE_PAGES=0: $got"
+    got=$(execs GLIBC_TUNABLES=glibc.malloc.hugetlb=0 -- "$HS" report "$MS")
+    [ "$got" = "1 GLIBC_TUNABLES=glibc.malloc.hugetlb=0" ] || why="$why; the user's hugetlb=0: $got"
+    want="$rerun GLIBC_TUNABLES=glibc.malloc.check=0"; [ $rerun = 2 ] && want="$want:glibc.malloc.hugetlb=1"
+    got=$(execs GLIBC_TUNABLES=glibc.malloc.check=0 -- "$HS" leaks "$MS")
+    [ "$got" = "$want" ] || why="$why; the user's own tunable: '$got', want '$want'"
+    got=$(execs -u GLIBC_TUNABLES -- "$HS" report "$W/phases.hst")
+    [ "${got%% *}" = 1 ] || why="$why; a small trace ($(stat -c %s "$W/phases.hst") bytes): $got"
+fi
+if [ -z "$why" ]; then ok huge-pages-rerun; else fail huge-pages-rerun "${why#; }"; fi
+
 # the progress line: on a terminal only, once loading has taken its time
 # (1 s; HEAPSCOPE_TEST_PROGRESS_AFTER=0 here, as the trace loads at once),
 # for every command that reads a trace, and cleared before the output
