@@ -18,7 +18,7 @@
  * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc 2.35 on), and the kernel's
  * usual setting gives them only to memory that asks ("madvise"). So the
  * first trace opened, if large, has the command run again with the
- * tunable: leaks on clang 332 -> 188 ms and 11,598 -> 1,750 faults.
+ * tunable: leaks on clang 336 -> 189 ms and 11,594 -> 2,019 faults.
  * The run costs an exec (3 ms), which a small trace would not win back.
  */
 #define RERUN_MIN_BYTES (64u << 10)
@@ -28,6 +28,16 @@
 
 static char **saved_argv;
 static int decided;
+
+/* GLIBC_TUNABLES as WAS_ENV says it was, and WAS_ENV gone */
+static void tunables_restore(const char *was)
+{
+	if (was[0] == '=')
+		setenv("GLIBC_TUNABLES", was + 1, 1);
+	else
+		unsetenv("GLIBC_TUNABLES");
+	unsetenv(WAS_ENV);
+}
 
 void hs_cli_rerun_init(int argc, char **argv)
 {
@@ -39,13 +49,9 @@ void hs_cli_rerun_init(int argc, char **argv)
 		memcpy(saved_argv, argv, ((size_t)argc + 1) * sizeof(*saved_argv));
 	if (!was)
 		return;
-	/* the rerun: tunables are read, and what the command starts (debuginfod's client) gets the user's */
+	/* the rerun: glibc has read the tunable, and the environment is the user's again */
 	decided = 1;
-	if (was[0] == '=')
-		setenv("GLIBC_TUNABLES", was + 1, 1);
-	else
-		unsetenv("GLIBC_TUNABLES");
-	unsetenv(WAS_ENV);
+	tunables_restore(was);
 }
 
 /* The kernel gives huge pages only where asked for ("madvise"): with "always" the heap has them already. */
@@ -89,23 +95,19 @@ void hs_cli_rerun_for(const char *path)
 		return;
 	if (!glibc_has_tunable() || !thp_on_request())
 		return;
-	n = (old ? strlen(old) + 1 : 0) + sizeof(TUNABLE "1");
-	tunables = malloc(n);
-	was = malloc((old ? strlen(old) : 0) + 2);
+	n = old ? strlen(old) : 0;
+	tunables = malloc(n + 1 + sizeof(TUNABLE "1"));
+	was = malloc(n + 2);
 	if (!tunables || !was)
 		goto out;
-	snprintf(tunables, n, "%s%s" TUNABLE "1", old ? old : "", old && old[0] ? ":" : "");
-	snprintf(was, (old ? strlen(old) : 0) + 2, "%s%s", old ? "=" : "-", old ? old : "");
+	snprintf(tunables, n + 1 + sizeof(TUNABLE "1"), "%s%s" TUNABLE "1", old ? old : "", n ? ":" : "");
+	snprintf(was, n + 2, "%s%s", old ? "=" : "-", old ? old : "");
 	if (setenv(WAS_ENV, was, 1) == 0 && setenv("GLIBC_TUNABLES", tunables, 1) == 0) {
 		fflush(NULL);
 		execv("/proc/self/exe", saved_argv);
 	}
 	/* no /proc, or no exec: the analysis runs here, as it would have */
-	if (was[0] == '=')
-		setenv("GLIBC_TUNABLES", was + 1, 1);
-	else
-		unsetenv("GLIBC_TUNABLES");
-	unsetenv(WAS_ENV);
+	tunables_restore(was);
 out:
 	free(tunables);
 	free(was);
