@@ -583,7 +583,7 @@ fi
 # transparent huge pages (where the kernel gives them on request, glibc 2.35
 # on): the same output, the tunable added to the user's own, and no rerun
 # when asked not to, when the user chose the tunable, or for a small trace
-execs() { # ENV-ASSIGNMENTS... -- command...: execve calls, the last one's GLIBC_TUNABLES, then the command's output
+execs() { # ENV-ASSIGNMENTS... -- command...: the execve calls and the last one's GLIBC_TUNABLES (the output goes to $W/execs.out)
     local envs=()
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
