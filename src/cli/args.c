@@ -110,22 +110,27 @@ int hs_cli_args_parse(struct hs_cli_args *a, int argc, char **argv)
 	return rc;
 }
 
+/* the buffer of one output file at a time; a second one open at once keeps stdio's own */
+static char file_buf[HS_CLI_OUT_BUFFER];
+static FILE *file_buf_of;
+
 FILE *hs_cli_out_open(const char *path)
 {
-	/* one output file at a time: each command closes the one it opened before it ends */
-	static char file_buf[HS_CLI_OUT_BUFFER];
 	FILE *f;
 
 	if (!path || !strcmp(path, "-"))
 		return stdout;
 	if (!(f = fopen(path, "w")))
 		hs_die("cannot write '%s': %s; check the directory exists and is writable", path, strerror(errno));
-	setvbuf(f, file_buf, _IOFBF, sizeof(file_buf));
+	else if (!file_buf_of && setvbuf(f, file_buf, _IOFBF, sizeof(file_buf)) == 0)
+		file_buf_of = f;
 	return f;
 }
 
 int hs_cli_out_close(FILE *f, const char *path, int write_rc, const char *what)
 {
+	if (f == file_buf_of)
+		file_buf_of = NULL;
 	if ((f != stdout && fclose(f) != 0) || write_rc < 0 || (f == stdout && fflush(f) != 0))
 		return hs_die("cannot write '%s'; check the disk has room", path ? path : "standard output");
 	/* as flame says it: a file appears without a word otherwise */
