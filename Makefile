@@ -41,7 +41,18 @@ LIB_READER := $(BUILD)/libheapscope-reader.a
 CLI := $(BUILD)/heapscope
 
 .PHONY: all deps test demo bench install clean fuzz
+# pkg-config and the zstd archive are looked up when make reads this file. When packages were
+# missing, deps installs them and a second make, reading the file again, builds: one started
+# before would link the tracer without zstd.
+ifeq ($(DEPS_OK),yes)
 all: deps $(LIB_TRACER) $(LIB_READER) $(CLI)
+else ifeq ($(HS_DEPS_RETRY),1)
+all: deps
+	$(error pkg-config finds no '$(PKGS)' after installing their packages: check 'pkg-config --exists $(PKGS)')
+else
+all: deps
+	@$(MAKE) --no-print-directory HS_DEPS_RETRY=1 all
+endif
 
 deps:
 	@build-aux/deps.sh build
@@ -64,7 +75,7 @@ ZSTD_STATIC := -Wl,--exclude-libs,libzstd.a $(ZSTD_ARCHIVE)
 ZSTD_TRACER := $(if $(filter /%,$(ZSTD_ARCHIVE)),$(ZSTD_STATIC),$(shell $(PKG_CONFIG) --libs libzstd))
 
 $(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c src/format/builder.c)
-	$(call say,LINK,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -flto $(LDFLAGS) -shared -Wl,-z,now -Wl,-z,nodelete -Wl,-soname,libheapscope.so -o $@ $^ \
+	$(call say,LINK,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -flto $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-z,nodelete -Wl,-soname,libheapscope.so -o $@ $^ \
 		$(ZSTD_TRACER) $(shell $(PKG_CONFIG) --libs libunwind) -lm -ldl -lpthread
 
 $(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
