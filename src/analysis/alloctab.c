@@ -55,7 +55,7 @@ struct pass {
 	 */
 	struct { uint64_t ptr, size; uint32_t idx; } recent[8];
 	unsigned recent_next;
-	struct hs_pending pend;         /* each thread's latest two allocations (pending.h) */
+	struct hs_pending pend;         /* the latest allocations, not yet in the live set (pending.h) */
 	uint32_t pend_idx[HS_PENDING];  /* its table index */
 
 	/*
@@ -320,10 +320,29 @@ static uint32_t next_free(struct pass *ps)
 	return w * 64 + (uint32_t)__builtin_ctzll(bits);
 }
 
-/* Streaming: a free slot, and the allocation's sequence number beside it. */
-static int take_slot(struct pass *ps, uint32_t *idx)
+/* Streaming: one more block of slots, with their sequence numbers and free bits. */
+static __attribute__((noinline)) int slots_grow(struct pass *ps)
 {
 	struct hs_alloctab *t = ps->t;
+	uint64_t cap = (uint64_t)(t->nblocks + 1) << HS_ALLOCTAB_SHIFT;
+	uint64_t *nseq, *nfb;
+	int rc;
+
+	if ((rc = add_block(t)) < 0)
+		return rc;
+	if (!(nseq = realloc(ps->seq, cap * sizeof(*nseq))))
+		return -ENOMEM;
+	ps->seq = nseq;
+	if (!(nfb = realloc(ps->free_bits, cap / 8)))
+		return -ENOMEM;
+	memset(nfb + (cap / 64 - (1u << HS_ALLOCTAB_SHIFT) / 64), 0, (1u << HS_ALLOCTAB_SHIFT) / 8);
+	ps->free_bits = nfb;
+	return 0;
+}
+
+/* Streaming: a free slot, and the allocation's sequence number beside it. Inlined in each way's pass (pending.h). */
+static inline __attribute__((always_inline)) int take_slot(struct pass *ps, uint32_t *idx)
+{
 	int rc;
 
 	/* reuse while a quarter of the slots is free, so the scan stays short; else grow */
@@ -335,22 +354,11 @@ static int take_slot(struct pass *ps, uint32_t *idx)
 	} else {
 		if (ps->slots >= UINT32_MAX - 1)
 			return -EOVERFLOW;
-		if ((ps->slots & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0) {
-			uint64_t cap = (uint64_t)(t->nblocks + 1) << HS_ALLOCTAB_SHIFT;
-			uint64_t *nseq, *nfb;
-			if ((rc = add_block(t)) < 0)
-				return rc;
-			if (!(nseq = realloc(ps->seq, cap * sizeof(*nseq))))
-				return -ENOMEM;
-			ps->seq = nseq;
-			if (!(nfb = realloc(ps->free_bits, cap / 8)))
-				return -ENOMEM;
-			memset(nfb + (cap / 64 - (1u << HS_ALLOCTAB_SHIFT) / 64), 0, (1u << HS_ALLOCTAB_SHIFT) / 8);
-			ps->free_bits = nfb;
-		}
+		if ((ps->slots & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0 && (rc = slots_grow(ps)) < 0)
+			return rc;
 		*idx = ps->slots++;
 	}
-	ps->seq[*idx] = t->n++;
+	ps->seq[*idx] = ps->t->n++;
 	return 0;
 }
 
@@ -497,9 +505,9 @@ static int index_put(struct pass *ps, uint64_t ptr, uint32_t idx, uint64_t ns)
 	return 0;
 }
 
-static int pending_flush(struct pass *ps, unsigned k)
+static int pending_flush(struct pass *ps, unsigned k, int nur)
 {
-	hs_pending_clear(&ps->pend, k);
+	hs_pending_clear(&ps->pend, k, nur);
 	return index_put(ps, ps->pend.ptr[k], ps->pend_idx[k], hs_alloc_time(hs_alloctab_at(ps->t, ps->pend_idx[k])));
 }
 
@@ -508,7 +516,7 @@ static int pending_flush_all(struct pass *ps)
 	int k, rc;
 
 	while ((k = hs_pending_any(&ps->pend)) >= 0)
-		if ((rc = pending_flush(ps, (unsigned)k)) < 0)
+		if ((rc = pending_flush(ps, (unsigned)k, ps->pend.nursery)) < 0)
 			return rc;
 	return 0;
 }
@@ -517,12 +525,12 @@ static int pending_flush_all(struct pass *ps)
  * A new block at ptr: whatever is still live at that address ended when the
  * address was handed out again (its free was never recorded).
  */
-static void settle_address(struct pass *ps, uint64_t ptr, uint64_t ns)
+static inline __attribute__((always_inline)) void settle_address(struct pass *ps, uint64_t ptr, uint64_t ns, const int nur)
 {
-	int k = hs_pending_find(&ps->pend, ptr);
+	int k = hs_pending_find(&ps->pend, ptr, nur);
 
 	if (k >= 0) {
-		hs_pending_clear(&ps->pend, (unsigned)k);
+		hs_pending_clear(&ps->pend, (unsigned)k, nur);
 		retire(ps, ps->pend_idx[k], ns);
 	}
 	if (ps->live.slots[home(&ps->live, hash_of(ptr))].idx != EMPTY) {
@@ -536,24 +544,25 @@ static void settle_address(struct pass *ps, uint64_t ptr, uint64_t ns)
 	}
 }
 
-static int on_alloc(struct pass *ps, const struct hs_event *ev)
+/* allocations ahead: a block's slot in the live set is asked for this many allocations before the block goes there */
+#define PENDING_AHEAD 8
+
+static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const struct hs_event *ev, const int nur)
 {
 	struct hs_alloctab *t = ps->t;
-	uint32_t idx, tidx;
-	uint64_t old_size = 0;
+	uint32_t idx;
+	uint64_t old_size = 0, ahead;
 	unsigned k, link = 0;
 	int rc;
 
 	if (is_realloc(ev->fn) && ev->old_ptr) {
 		struct hs_alloctab_link ln = { .from = EMPTY, .to = (uint32_t)t->n };
-		size_t slot;
+		int pk = ev->old_ptr == ev->ptr ? hs_pending_find(&ps->pend, ev->ptr, nur) : -1;
+		size_t slot = pk < 0 ? index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr)) : 0;
 
-		/* a grown-in-place block is found in the live set: no pending block may hide it */
-		if ((rc = pending_flush_all(ps)) < 0)
-			return rc;
-		slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
-		if (ev->old_ptr == ev->ptr && ps->live.slots[slot].idx != EMPTY) {
-			ln.from = ps->live.slots[slot].idx;   /* grown in place: no FREE was written */
+		/* grown in place: no FREE was written, the block is still live (pending or in the set) */
+		if (pk >= 0 || (ev->old_ptr == ev->ptr && ps->live.slots[slot].idx != EMPTY)) {
+			ln.from = pk >= 0 ? ps->pend_idx[pk] : ps->live.slots[slot].idx;
 			old_size = hs_alloc_size(hs_alloctab_at(t, ln.from));
 		} else {
 			for (unsigned j = 0; j < 8; j++)
@@ -571,18 +580,20 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
 				return rc;
 		}
 	}
-	settle_address(ps, ev->ptr, ev->time_ns);
-	tidx = thread_index(ps, ev->tid);
-	k = hs_pending_slot(&ps->pend, tidx);
-	if (hs_pending_taken(&ps->pend, k) && (rc = pending_flush(ps, k)) < 0)
+	settle_address(ps, ev->ptr, ev->time_ns, nur);
+	k = hs_pending_slot(&ps->pend, thread_index(ps, ev->tid), nur);
+	if (hs_pending_taken(&ps->pend, k) && (rc = pending_flush(ps, k, nur)) < 0)
 		return rc;
 	if ((rc = append(ps, &idx)) < 0)
 		return rc;
 	if (ps->sink)
 		ps->seq[idx] |= (uint64_t)link << SEQ_FLAGS;
 	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, seq_of(ps, idx));
-	hs_pending_set(&ps->pend, k, ev->ptr);
+	hs_pending_set(&ps->pend, k, ev->ptr, nur);
 	ps->pend_idx[k] = idx;
+	ahead = hs_pending_ahead(&ps->pend, PENDING_AHEAD, nur);
+	if (ahead && ps->live.bits > INDEX_FIRST_BITS)
+		__asm__ volatile("prefetcht0 %0" : : "m"(ps->live.slots[home(&ps->live, hash_of(ahead))]));
 	return 0;
 }
 
@@ -591,7 +602,8 @@ static int on_alloc(struct pass *ps, const struct hs_event *ev)
  * not live already: most events of a churning program. The pair goes into
  * the table without entering the live set.
  */
-static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+static inline __attribute__((always_inline)) int on_pair(struct pass *ps, const struct hs_event *ev,
+							  const struct hs_event *fr)
 {
 	struct hs_alloc *a, one;
 	uint32_t idx;
@@ -618,18 +630,19 @@ static int on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_e
 	return 0;
 }
 
-static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+static inline __attribute__((always_inline)) int pairs(const struct pass *ps, const struct hs_event *ev,
+							 const struct hs_event *fr, const int nur)
 {
 	return fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid && fr->fn == HS_FN_FREE &&
 	       !is_realloc(ev->fn) && ps->live.slots[home(&ps->live, hash_of(ev->ptr))].idx == EMPTY &&
-	       hs_pending_find(&ps->pend, ev->ptr) < 0;
+	       hs_pending_find(&ps->pend, ev->ptr, nur) < 0;
 }
 
-static void on_free(struct pass *ps, const struct hs_event *ev)
+static inline __attribute__((always_inline)) void on_free(struct pass *ps, const struct hs_event *ev, const int nur)
 {
 	struct hs_alloctab *t = ps->t;
 	uint32_t tidx = thread_index(ps, ev->tid), idx;
-	int k = hs_pending_find(&ps->pend, ev->ptr);
+	int k = hs_pending_find(&ps->pend, ev->ptr, nur);
 	size_t slot = 0;
 	struct hs_alloc *a;
 
@@ -656,7 +669,7 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 		ps->recent_next = (ps->recent_next + 1) & 7;
 	}
 	if (k >= 0)
-		hs_pending_clear(&ps->pend, (unsigned)k);
+		hs_pending_freed(&ps->pend, (unsigned)k, nur);
 	else
 		index_remove(&ps->live, slot);
 	retire(ps, idx, ev->time_ns);
@@ -726,6 +739,45 @@ static inline void prefetch_entry(const struct pass *ps, const struct hs_event *
 	}
 }
 
+/* One block of events, with the pending blocks held the way nur (a constant where it is inlined: see pending.h). */
+static inline __attribute__((always_inline)) int pass_block(struct pass *ps, const struct hs_event *batch, int n,
+							     const int nur)
+{
+	struct hs_alloctab *t = ps->t;
+
+	for (int i = 0; i < n && i < AHEAD; i++)
+		prefetch(ps, &batch[i]);
+	for (int i = 0; i < n; i++) {
+		const struct hs_event *ev = &batch[i];
+		int e = 0;
+		/* the events' lines from the decoding thread's core first, then (below) their slots */
+		__builtin_prefetch(ev + 2 * AHEAD);
+		if (i + AHEAD < n)
+			prefetch(ps, &batch[i + AHEAD]);
+		if (i + AHEAD / 2 < n)
+			prefetch_entry(ps, &batch[i + AHEAD / 2]);
+		if (ev->time_ns > t->end_ns)
+			t->end_ns = ev->time_ns;
+		if (ev->kind == HS_EVENT_ALLOC && i + 1 < n && pairs(ps, ev, ev + 1, nur)) {
+			if (ev[1].time_ns > t->end_ns)
+				t->end_ns = ev[1].time_ns;
+			e = on_pair(ps, ev, ev + 1);
+			if (++i + AHEAD < n)
+				prefetch(ps, &batch[i + AHEAD]);
+			if (i + AHEAD / 2 < n)
+				prefetch_entry(ps, &batch[i + AHEAD / 2]);
+		} else if (ev->kind == HS_EVENT_ALLOC)
+			e = on_alloc(ps, ev, nur);
+		else if (ev->kind == HS_EVENT_FREE)
+			on_free(ps, ev, nur);
+		else
+			e = on_other(t, ev);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
 static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
 {
 	struct pass ps = *ps_;
@@ -734,43 +786,20 @@ static int run(struct pass *ps_, struct hs_reader *r, hs_alloctab_progress progr
 	int rc, n;
 
 	memset(t, 0, sizeof(*t));
+	hs_pending_init(&ps.pend);
 	t->sample_bytes = hs_reader_info(r)->sample_bytes;
 	if ((rc = index_init(&ps.live, INDEX_FIRST_BITS)) < 0)
 		goto out;
 	do {
+		int e;
 		rc = hs_reader_next_block(r, &batch);
 		n = rc > 0 ? rc : 0;
-		for (int i = 0; i < n && i < AHEAD; i++)
-			prefetch(&ps, &batch[i]);
-		for (int i = 0; i < n; i++) {
-			const struct hs_event *ev = &batch[i];
-			int e = 0;
-			/* the events' lines from the decoding thread's core first, then (below) their slots */
-			__builtin_prefetch(ev + 2 * AHEAD);
-			if (i + AHEAD < n)
-				prefetch(&ps, &batch[i + AHEAD]);
-			if (i + AHEAD / 2 < n)
-				prefetch_entry(&ps, &batch[i + AHEAD / 2]);
-			if (ev->time_ns > t->end_ns)
-				t->end_ns = ev->time_ns;
-			if (ev->kind == HS_EVENT_ALLOC && i + 1 < n && pairs(&ps, ev, ev + 1)) {
-				if (ev[1].time_ns > t->end_ns)
-					t->end_ns = ev[1].time_ns;
-				e = on_pair(&ps, ev, ev + 1);
-				if (++i + AHEAD < n)
-					prefetch(&ps, &batch[i + AHEAD]);
-				if (i + AHEAD / 2 < n)
-					prefetch_entry(&ps, &batch[i + AHEAD / 2]);
-			} else if (ev->kind == HS_EVENT_ALLOC)
-				e = on_alloc(&ps, ev);
-			else if (ev->kind == HS_EVENT_FREE)
-				on_free(&ps, ev);
-			else
-				e = on_other(t, ev);
-			if (e < 0) {
-				rc = e;
-				goto out;
-			}
+		e = ps.pend.nursery ? pass_block(&ps, batch, n, 1) : pass_block(&ps, batch, n, 0);
+		if (e == 0 && hs_pending_stretch(&ps.pend, (uint32_t)n) && (e = pending_flush_all(&ps)) == 0)
+			hs_pending_switch(&ps.pend);
+		if (e < 0) {
+			rc = e;
+			goto out;
 		}
 		if (ps.sink_rc < 0) {
 			rc = ps.sink_rc;

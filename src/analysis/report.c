@@ -28,7 +28,7 @@ struct pass {
 	size_t nthreads, threads_cap;
 	size_t last_thread;
 	uint32_t tid_memo[64];          /* tid % 64 -> 1 + its index: interleaved threads take turns */
-	struct hs_pending pend;                 /* each thread's latest two allocations (pending.h) */
+	struct hs_pending pend;                 /* the latest allocations, not yet in the live set (pending.h) */
 	struct hs_live_block pend_block[HS_PENDING];
 	uint32_t *site_at;                      /* stack id -> 1 + its place in rep->sites; 0: no site yet */
 	size_t site_at_cap;
@@ -158,7 +158,7 @@ static void settle(struct pass *ps, const struct hs_live_block *b)
 }
 
 /* Into the live set (nothing else is live at its address: settle_address saw to it when it was allocated). */
-static void pending_flush(struct pass *ps, unsigned k)
+static void pending_flush(struct pass *ps, unsigned k, int nur)
 {
 	int existed;
 	struct hs_live_block *b = hs_live_put(&ps->live, ps->pend.ptr[k], &existed);
@@ -168,18 +168,18 @@ static void pending_flush(struct pass *ps, unsigned k)
 		hs_live_forget(&ps->live, b);
 	}
 	*b = ps->pend_block[k];
-	hs_pending_clear(&ps->pend, k);
+	hs_pending_clear(&ps->pend, k, nur);
 }
 
 /* A new block at ptr: whatever is still live there ended when the address was handed out again (its free was never recorded). */
-static void settle_address(struct pass *ps, uint64_t ptr)
+static inline __attribute__((always_inline)) void settle_address(struct pass *ps, uint64_t ptr, const int nur)
 {
-	int k = hs_pending_find(&ps->pend, ptr);
+	int k = hs_pending_find(&ps->pend, ptr, nur);
 
 	if (k >= 0) {
 		settle(ps, &ps->pend_block[k]);
 		hs_live_forget(&ps->live, &ps->pend_block[k]);
-		hs_pending_clear(&ps->pend, (unsigned)k);
+		hs_pending_clear(&ps->pend, (unsigned)k, nur);
 	}
 	if (ps->live.slots[hs_live_slot(&ps->live, ptr)].ptr) {
 		struct hs_live_block *b = hs_live_find(&ps->live, ptr);
@@ -189,6 +189,9 @@ static void settle_address(struct pass *ps, uint64_t ptr)
 		}
 	}
 }
+
+/* allocations ahead: a block's slot in the live set is asked for this many allocations before the block goes there */
+#define PENDING_AHEAD 8
 
 /* A new block in the totals, its site and the heap (and the peak if it makes one). */
 static inline void count_alloc(struct pass *ps, struct hs_site *s, const struct hs_event *ev, double w)
@@ -209,30 +212,33 @@ static inline void count_alloc(struct pass *ps, struct hs_site *s, const struct 
 	}
 }
 
-static void on_alloc(struct pass *ps, const struct hs_event *ev)
+static inline __attribute__((always_inline)) void on_alloc(struct pass *ps, const struct hs_event *ev, const int nur)
 {
 	struct hs_report *rep = ps->rep;
 	double w = weight(rep, ev->size);
 	struct hs_site *s = site(ps, ev->stack);
 	struct thread_last *t;
+	uint64_t ahead;
 	unsigned k;
 
-	settle_address(ps, ev->ptr);
+	settle_address(ps, ev->ptr, nur);
 	t = thread_of(ps, ev->tid);
-	k = hs_pending_slot(&ps->pend, (uint32_t)(t - ps->threads));
+	k = hs_pending_slot(&ps->pend, (uint32_t)(t - ps->threads), nur);
 	if (hs_pending_taken(&ps->pend, k))
-		pending_flush(ps, k);
-	hs_pending_set(&ps->pend, k, ev->ptr);
+		pending_flush(ps, k, nur);
+	hs_pending_set(&ps->pend, k, ev->ptr, nur);
+	if ((ahead = hs_pending_ahead(&ps->pend, PENDING_AHEAD, nur)) != 0)
+		hs_live_prefetch(&ps->live, ahead);
 	ps->pend_block[k].ptr = ev->ptr;
 	hs_live_set(&ps->live, &ps->pend_block[k], ev->size, ev->time_ns, (uint32_t)(t - ps->threads), ev->stack);
 	count_alloc(ps, s, ev, w);
 	t->ptr = ev->ptr;
 }
 
-static void on_free(struct pass *ps, const struct hs_event *ev)
+static inline __attribute__((always_inline)) void on_free(struct pass *ps, const struct hs_event *ev, const int nur)
 {
 	struct hs_report *rep = ps->rep;
-	int k = hs_pending_find(&ps->pend, ev->ptr);
+	int k = hs_pending_find(&ps->pend, ev->ptr, nur);
 	struct hs_live_block *b = k >= 0 ? &ps->pend_block[k] : hs_live_find(&ps->live, ev->ptr);
 	struct thread_last *t;
 	uint32_t tidx;
@@ -259,7 +265,7 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
 	settle(ps, b);
 	if (k >= 0) {
 		hs_live_forget(&ps->live, b);
-		hs_pending_clear(&ps->pend, (unsigned)k);
+		hs_pending_freed(&ps->pend, (unsigned)k, nur);
 	} else {
 		hs_live_remove(&ps->live, b);
 	}
@@ -270,15 +276,17 @@ static void on_free(struct pass *ps, const struct hs_event *ev)
  * not live already (its home slot is empty): most events of a churning
  * program, counted without entering the live set.
  */
-static int pairs(const struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+static inline __attribute__((always_inline)) int pairs(const struct pass *ps, const struct hs_event *ev,
+							 const struct hs_event *fr, const int nur)
 {
 	return ev->kind == HS_EVENT_ALLOC && fr->kind == HS_EVENT_FREE && fr->ptr == ev->ptr && fr->tid == ev->tid &&
 	       ps->live.slots[hs_live_slot(&ps->live, ev->ptr)].ptr == 0 &&
-	       hs_pending_find(&ps->pend, ev->ptr) < 0;
+	       hs_pending_find(&ps->pend, ev->ptr, nur) < 0;
 }
 
 
-static void on_pair(struct pass *ps, const struct hs_event *ev, const struct hs_event *fr)
+static inline __attribute__((always_inline)) void on_pair(struct pass *ps, const struct hs_event *ev,
+							   const struct hs_event *fr)
 {
 	struct hs_report *rep = ps->rep;
 	double w = weight(rep, ev->size), bytes = (double)ev->size * w;
@@ -347,17 +355,12 @@ static inline void prefetch(const struct pass *ps, const struct hs_event *ev)
 		hs_live_prefetch(&ps->live, ev->ptr);
 }
 
+/* Events other than allocations and frees. */
 static void account(struct pass *ps, const struct hs_event *ev)
 {
 	struct hs_report *rep = ps->rep;
 
 	switch (ev->kind) {
-	case HS_EVENT_ALLOC:
-		on_alloc(ps, ev);
-		break;
-	case HS_EVENT_FREE:
-		on_free(ps, ev);
-		break;
 	case HS_EVENT_RSS:
 		if (ev->rss > rep->peak_rss) {
 			rep->peak_rss = ev->rss;
@@ -397,6 +400,38 @@ static void account(struct pass *ps, const struct hs_event *ev)
 	}
 }
 
+/* One block of events, with the pending blocks held the way nur (a constant where it is inlined: see pending.h). */
+static inline __attribute__((always_inline)) void pass_block(struct pass *ps, const struct hs_event *batch, int nb,
+							      uint64_t *last_ns, const int nur)
+{
+	for (int i = 0; i < nb && i < AHEAD; i++)
+		prefetch(ps, &batch[i]);
+	for (int i = 0; i < nb; i++) {
+		const struct hs_event *e = &batch[i];
+		/* the events' lines from the decoding thread's core first, then (below) their slots */
+		__builtin_prefetch(e + 2 * AHEAD);
+		if (i + AHEAD < nb)
+			prefetch(ps, &batch[i + AHEAD]);
+		ps->seq++;
+		if (e->time_ns > *last_ns)
+			*last_ns = e->time_ns;
+		if (i + 1 < nb && pairs(ps, e, e + 1, nur)) {
+			on_pair(ps, e, e + 1);
+			if (e[1].time_ns > *last_ns)
+				*last_ns = e[1].time_ns;
+			if (++i + AHEAD < nb)
+				prefetch(ps, &batch[i + AHEAD]);
+			continue;
+		}
+		if (e->kind == HS_EVENT_ALLOC)
+			on_alloc(ps, e, nur);
+		else if (e->kind == HS_EVENT_FREE)
+			on_free(ps, e, nur);
+		else
+			account(ps, e);
+	}
+}
+
 int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_progress progress, void *arg)
 {
 	struct pass ps = { .rep = rep };
@@ -409,6 +444,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 	rep->sample_bytes = rep->info->sample_bytes;
 	rep->sampled = rep->sample_bytes != 0;
 	hs_live_init(&ps.live);
+	hs_pending_init(&ps.pend);
 	do {
 		/* read ahead a batch so the live table's cache misses overlap */
 		int nb;
@@ -416,26 +452,14 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 		nb = rc > 0 ? rc : 0;
 		if (progress && hs_progress_due(ps.seq, (uint64_t)nb))
 			progress(arg, hs_reader_offset(r));
-		for (int i = 0; i < nb && i < AHEAD; i++)
-			prefetch(&ps, &batch[i]);
-		for (int i = 0; i < nb; i++) {
-			const struct hs_event *e = &batch[i];
-			/* the events' lines from the decoding thread's core first, then (below) their slots */
-			__builtin_prefetch(e + 2 * AHEAD);
-			if (i + AHEAD < nb)
-				prefetch(&ps, &batch[i + AHEAD]);
-			ps.seq++;
-			if (e->time_ns > last_ns)
-				last_ns = e->time_ns;
-			if (i + 1 < nb && pairs(&ps, e, e + 1)) {
-				on_pair(&ps, e, e + 1);
-				if (e[1].time_ns > last_ns)
-					last_ns = e[1].time_ns;
-				if (++i + AHEAD < nb)
-					prefetch(&ps, &batch[i + AHEAD]);
-				continue;
-			}
-			account(&ps, e);
+		if (ps.pend.nursery)
+			pass_block(&ps, batch, nb, &last_ns, 1);
+		else
+			pass_block(&ps, batch, nb, &last_ns, 0);
+		if (hs_pending_stretch(&ps.pend, (uint32_t)nb)) {
+			for (int k; (k = hs_pending_any(&ps.pend)) >= 0;)
+				pending_flush(&ps, (unsigned)k, ps.pend.nursery);
+			hs_pending_switch(&ps.pend);
 		}
 	} while (rc > 0);
 	if (rc == 0) {
@@ -446,7 +470,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 				s->peak_bytes = s->live_bytes;
 		}
 		for (int k; (k = hs_pending_any(&ps.pend)) >= 0;)
-			pending_flush(&ps, (unsigned)k);
+			pending_flush(&ps, (unsigned)k, ps.pend.nursery);
 		hs_live_foreach(&ps.live, b) {
 			uint64_t size = hs_live_size(&ps.live, b);
 			double w = weight(rep, size);
