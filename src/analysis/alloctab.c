@@ -544,24 +544,21 @@ static inline __attribute__((always_inline)) void settle_address(struct pass *ps
 	}
 }
 
-/* allocations ahead: a block's slot in the live set is asked for this many allocations before the block goes there */
-#define PENDING_AHEAD 8
-
 static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const struct hs_event *ev, const int nur)
 {
 	struct hs_alloctab *t = ps->t;
 	uint32_t idx;
-	uint64_t old_size = 0, ahead;
+	uint64_t old_size = 0;
 	unsigned k, link = 0;
 	int rc;
 
 	if (is_realloc(ev->fn) && ev->old_ptr) {
 		struct hs_alloctab_link ln = { .from = EMPTY, .to = (uint32_t)t->n };
-		int pk = ev->old_ptr == ev->ptr ? hs_pending_find(&ps->pend, ev->ptr, nur) : -1;
-		size_t slot = pk < 0 ? index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr)) : 0;
+		int in_place = ev->old_ptr == ev->ptr, pk = in_place ? hs_pending_find(&ps->pend, ev->ptr, nur) : -1;
+		size_t slot = in_place && pk < 0 ? index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr)) : 0;
 
 		/* grown in place: no FREE was written, the block is still live (pending or in the set) */
-		if (pk >= 0 || (ev->old_ptr == ev->ptr && ps->live.slots[slot].idx != EMPTY)) {
+		if (pk >= 0 || (in_place && ps->live.slots[slot].idx != EMPTY)) {
 			ln.from = pk >= 0 ? ps->pend_idx[pk] : ps->live.slots[slot].idx;
 			old_size = hs_alloc_size(hs_alloctab_at(t, ln.from));
 		} else {
@@ -591,9 +588,6 @@ static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const
 	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, seq_of(ps, idx));
 	hs_pending_set(&ps->pend, k, ev->ptr, nur);
 	ps->pend_idx[k] = idx;
-	ahead = hs_pending_ahead(&ps->pend, PENDING_AHEAD, nur);
-	if (ahead && ps->live.bits > INDEX_FIRST_BITS)
-		__asm__ volatile("prefetcht0 %0" : : "m"(ps->live.slots[home(&ps->live, hash_of(ahead))]));
 	return 0;
 }
 

@@ -189,19 +189,6 @@ static inline void hs_pending_switch(struct hs_pending *p)
 	p->late = 0;
 }
 
-/*
- * The nursery's block that the allocation d after the next one will move
- * into the live set, if still pending; else 0. A pass asks for its place
- * in the live set ahead: CPython's blocks each missed the cache there
- * when they left.
- */
-static inline uint64_t hs_pending_ahead(const struct hs_pending *p, unsigned d, int nur)
-{
-	unsigned k = (p->head + d) % HS_PENDING;
-
-	return nur && (p->mask >> k & 1) ? p->ptr[k] : 0;
-}
-
 /* Some taken slot, or -1 when none is. */
 static inline int hs_pending_any(const struct hs_pending *p)
 {

@@ -190,9 +190,6 @@ static inline __attribute__((always_inline)) void settle_address(struct pass *ps
 	}
 }
 
-/* allocations ahead: a block's slot in the live set is asked for this many allocations before the block goes there */
-#define PENDING_AHEAD 8
-
 /* A new block in the totals, its site and the heap (and the peak if it makes one). */
 static inline void count_alloc(struct pass *ps, struct hs_site *s, const struct hs_event *ev, double w)
 {
@@ -218,7 +215,6 @@ static inline __attribute__((always_inline)) void on_alloc(struct pass *ps, cons
 	double w = weight(rep, ev->size);
 	struct hs_site *s = site(ps, ev->stack);
 	struct thread_last *t;
-	uint64_t ahead;
 	unsigned k;
 
 	settle_address(ps, ev->ptr, nur);
@@ -227,8 +223,6 @@ static inline __attribute__((always_inline)) void on_alloc(struct pass *ps, cons
 	if (hs_pending_taken(&ps->pend, k))
 		pending_flush(ps, k, nur);
 	hs_pending_set(&ps->pend, k, ev->ptr, nur);
-	if ((ahead = hs_pending_ahead(&ps->pend, PENDING_AHEAD, nur)) != 0)
-		hs_live_prefetch(&ps->live, ahead);
 	ps->pend_block[k].ptr = ev->ptr;
 	hs_live_set(&ps->live, &ps->pend_block[k], ev->size, ev->time_ns, (uint32_t)(t - ps->threads), ev->stack);
 	count_alloc(ps, s, ev, w);
