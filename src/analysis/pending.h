@@ -3,6 +3,7 @@
 #define HS_ANALYSIS_PENDING_H
 
 #include <stdint.h>
+#include <string.h>
 
 /*
  * Most blocks are freed soon, and a pass that holds the latest ones aside
@@ -20,8 +21,10 @@
  *    the first-level cache. sqlite3's report took 11% less time, CPython's
  *    8-12% more, for nothing caught.
  * A pass starts with the nursery and counts, over a stretch of events, the
- * frees it caught that pairs would have missed (blocks two or more
- * allocations old): under one in 16 events, it holds pairs for a long
+ * frees it caught that pairs would have missed: blocks two or more
+ * allocations old. Those are allocations of any thread, so with several
+ * threads the count also takes in blocks that pairs would have held, and
+ * leans to the nursery. Under one in 16 events, the pass holds pairs for a long
  * stretch, then tries the nursery again. Between stretches the pass moves
  * every pending block into its live set (hs_pending_stretch says when).
  * The pass keeps what it needs of each block in its own array beside this
@@ -49,13 +52,7 @@ _Static_assert(HS_PENDING <= 64 && 2 * HS_PENDING_PAIRS <= HS_PENDING, "slots ar
 /* A pass starts with the nursery. */
 static inline void hs_pending_init(struct hs_pending *p)
 {
-	for (unsigned i = 0; i < HS_PENDING_INDEX; i++)
-		p->index[i] = 0;
-	p->mask = 0;
-	p->head = 0;
-	p->newer = 0;
-	p->events = 0;
-	p->late = 0;
+	memset(p, 0, sizeof(*p));
 	p->nursery = 1;
 }
 
@@ -152,7 +149,7 @@ static inline void hs_pending_clear(struct hs_pending *p, unsigned k, int nur)
 	p->index[i] = 0;
 }
 
-/* Slot k's block was freed: let go, and counted when pairs would not have held it (two or more allocations old). */
+/* Slot k's block was freed: let go, and counted when it was two or more allocations (of any thread) old. */
 static inline void hs_pending_freed(struct hs_pending *p, unsigned k, int nur)
 {
 	if (nur)
