@@ -171,6 +171,13 @@ static void pending_flush(struct pass *ps, unsigned k, int nur)
 	hs_pending_clear(&ps->pend, k, nur);
 }
 
+/* Every pending block into the live set: between the ways' stretches, and at the end. */
+static void pending_flush_all(struct pass *ps)
+{
+	for (int k; (k = hs_pending_any(&ps->pend)) >= 0;)
+		pending_flush(ps, (unsigned)k, ps->pend.nursery);
+}
+
 /* A new block at ptr: whatever is still live there ended when the address was handed out again (its free was never recorded). */
 static inline __attribute__((always_inline)) void settle_address(struct pass *ps, uint64_t ptr, const int nur)
 {
@@ -451,8 +458,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 		else
 			pass_block(&ps, batch, nb, &last_ns, 0);
 		if (hs_pending_stretch(&ps.pend, (uint32_t)nb)) {
-			for (int k; (k = hs_pending_any(&ps.pend)) >= 0;)
-				pending_flush(&ps, (unsigned)k, ps.pend.nursery);
+			pending_flush_all(&ps);
 			hs_pending_switch(&ps.pend);
 		}
 	} while (rc > 0);
@@ -463,8 +469,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 			if (s->last_change <= ps.peak_seq)
 				s->peak_bytes = s->live_bytes;
 		}
-		for (int k; (k = hs_pending_any(&ps.pend)) >= 0;)
-			pending_flush(&ps, (unsigned)k, ps.pend.nursery);
+		pending_flush_all(&ps);
 		hs_live_foreach(&ps.live, b) {
 			uint64_t size = hs_live_size(&ps.live, b);
 			double w = weight(rep, size);
