@@ -56,7 +56,17 @@ struct pass {
 	struct { uint64_t ptr, size; uint32_t idx; } recent[8];
 	unsigned recent_next;
 	struct hs_pending pend;         /* the latest allocations, not yet in the live set (pending.h) */
-	uint32_t pend_idx[HS_PENDING];  /* its table index */
+	uint32_t pend_idx[HS_PENDING];  /* its table index; streaming, stale (never EMPTY, which a realloc's link asks) */
+	/*
+	 * Streaming, a pending block takes no slot until it enters the live
+	 * set: its entry and its sequence number with flags wait here, and a
+	 * block freed while pending goes to the sink from here, without a
+	 * slot's free bit, sequence number and entry to write and read back.
+	 * sqlite3's blocks are mostly freed within 16 allocations: its `leaks`
+	 * went from 0.257 to 0.235 s on one core.
+	 */
+	struct hs_alloc pend_ent[HS_PENDING];
+	uint64_t pend_seq[HS_PENDING];
 
 	/*
 	 * The peak: the allocations numbered below peak_end were made at or
@@ -340,7 +350,7 @@ static __attribute__((noinline)) int slots_grow(struct pass *ps)
 	return 0;
 }
 
-/* Streaming: a free slot, and the allocation's sequence number beside it. Inlined in each way's pass (pending.h). */
+/* Streaming: a free slot, for a block that leaves the pending set. Inlined in each way's pass (pending.h). */
 static inline __attribute__((always_inline)) int take_slot(struct pass *ps, uint32_t *idx)
 {
 	int rc;
@@ -358,17 +368,15 @@ static inline __attribute__((always_inline)) int take_slot(struct pass *ps, uint
 			return rc;
 		*idx = ps->slots++;
 	}
-	ps->seq[*idx] = ps->t->n++;
 	return 0;
 }
 
+/* The table's next entry (a table, not a sink: streaming, blocks take slots as they leave the pending set). */
 static inline __attribute__((always_inline)) int append(struct pass *ps, uint32_t *idx)
 {
 	struct hs_alloctab *t = ps->t;
 	int rc;
 
-	if (ps->sink)
-		return take_slot(ps, idx);
 	if (t->n >= UINT32_MAX - 1)
 		return -EOVERFLOW;
 	if ((t->n & ((1u << HS_ALLOCTAB_SHIFT) - 1)) == 0 && (rc = add_block(t)) < 0)
@@ -393,17 +401,31 @@ static void flush_fates(struct pass *ps)
 	ps->nfates = 0;
 }
 
-/* One allocation's fate, out to the sink (in batches: the sink keeps its state in registers over many). */
-static inline void emit(struct pass *ps, const struct hs_alloc *a, uint64_t seq, unsigned flags)
+/*
+ * One allocation's fate, out to the sink (in batches: the sink keeps its
+ * state in registers over many), with f in place of a->f. Field by field:
+ * a caller that has just stored a->f would otherwise wait for that store,
+ * which cannot be forwarded into a load of the whole entry (a twentieth of
+ * sqlite3's `leaks`).
+ */
+static inline void emit_f(struct pass *ps, const struct hs_alloc *a, uint64_t f, uint64_t seq, unsigned flags)
 {
-	struct hs_fate *f = &ps->fates[ps->nfates];
+	struct hs_fate *o = &ps->fates[ps->nfates];
 
-	f->a = *a;
-	f->seq = seq;
-	f->peak_rises = ps->t->peak_rises;
-	f->flags = flags;
+	o->a.a = a->a;
+	o->a.f = f;
+	o->a.size_lo = a->size_lo;
+	o->a.stack = a->stack;
+	o->seq = seq;
+	o->peak_rises = ps->t->peak_rises;
+	o->flags = flags;
 	if (++ps->nfates == FATES)
 		flush_fates(ps);
+}
+
+static inline void emit(struct pass *ps, const struct hs_alloc *a, uint64_t seq, unsigned flags)
+{
+	emit_f(ps, a, a->f, seq, flags);
 }
 
 static void note_at_peak(struct pass *ps, uint32_t idx)
@@ -421,27 +443,56 @@ static void note_at_peak(struct pass *ps, uint32_t idx)
 	ps->at_peak[ps->nat_peak++] = idx;
 }
 
-/* The block of slot idx was freed at ns: its fate is known, and a sink gets it now. */
-static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32_t idx, uint64_t ns)
+/*
+ * A block freed at ns (entry a, its sequence number with flags s): its
+ * free time and whether it was live at the peak into the entry, out of the
+ * heap, and to the sink if there is one.
+ */
+static inline __attribute__((always_inline)) void retire_entry(struct pass *ps, struct hs_alloc *a, uint64_t s,
+							       uint64_t ns)
 {
-	struct hs_alloc *a = hs_alloctab_at(ps->t, idx);
-	uint64_t size = hs_alloc_size(a);
+	uint64_t size = hs_alloc_size(a), f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
 
-	a->f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
-	if (seq_of(ps, idx) < ps->peak_end) {
-		a->f |= HS_ALLOC_AT_PEAK;
-		if (!ps->sink)
-			note_at_peak(ps, idx);
-	}
+	if ((s & ((1ull << SEQ_FLAGS) - 1)) < ps->peak_end)
+		f |= HS_ALLOC_AT_PEAK;
 	if (ps->t->sample_bytes)
 		ps->heap_est -= (double)size * hs_alloctab_weight(ps->t, size);
 	else
 		ps->heap -= size;
+	if (ps->sink)
+		emit_f(ps, a, f, s & ((1ull << SEQ_FLAGS) - 1), (unsigned)(s >> SEQ_FLAGS));
+	a->f = f;
+}
+
+/* The block of slot idx was freed at ns: its fate is known, and a sink gets it now. */
+static inline __attribute__((always_inline)) void retire(struct pass *ps, uint32_t idx, uint64_t ns)
+{
+	struct hs_alloc *a = hs_alloctab_at(ps->t, idx);
+
 	if (ps->sink) {
-		emit(ps, a, seq_of(ps, idx), slot_flags(ps, idx));
+		retire_entry(ps, a, ps->seq[idx], ns);
 		ps->free_bits[idx / 64] |= 1ull << (idx % 64);
 		ps->nfree++;
+		return;
 	}
+	retire_entry(ps, a, idx, ns);
+	if (idx < ps->peak_end)
+		note_at_peak(ps, idx);
+}
+
+/* Pending block k was freed at ns (settle_address or on_free have let its place go). */
+static inline __attribute__((always_inline)) void retire_pending(struct pass *ps, unsigned k, uint64_t ns)
+{
+	if (ps->sink)
+		retire_entry(ps, &ps->pend_ent[k], ps->pend_seq[k], ns);
+	else
+		retire(ps, ps->pend_idx[k], ns);
+}
+
+/* Pending block k's entry: in the table, or, streaming, beside the pending set. */
+static inline struct hs_alloc *pending_entry(struct pass *ps, unsigned k)
+{
+	return ps->sink ? &ps->pend_ent[k] : hs_alloctab_at(ps->t, ps->pend_idx[k]);
 }
 
 /* The allocation numbered seq made a new peak: the blocks freed since the last one were not live at this one. */
@@ -507,7 +558,15 @@ static int index_put(struct pass *ps, uint64_t ptr, uint32_t idx, uint64_t ns)
 
 static int pending_flush(struct pass *ps, unsigned k, int nur)
 {
+	int rc;
+
 	hs_pending_clear(&ps->pend, k, nur);
+	if (ps->sink) {
+		if ((rc = take_slot(ps, &ps->pend_idx[k])) < 0)
+			return rc;
+		*hs_alloctab_at(ps->t, ps->pend_idx[k]) = ps->pend_ent[k];
+		ps->seq[ps->pend_idx[k]] = ps->pend_seq[k];
+	}
 	return index_put(ps, ps->pend.ptr[k], ps->pend_idx[k], hs_alloc_time(hs_alloctab_at(ps->t, ps->pend_idx[k])));
 }
 
@@ -531,7 +590,7 @@ static inline __attribute__((always_inline)) void settle_address(struct pass *ps
 
 	if (k >= 0) {
 		hs_pending_clear(&ps->pend, (unsigned)k, nur);
-		retire(ps, ps->pend_idx[k], ns);
+		retire_pending(ps, (unsigned)k, ns);
 	}
 	if (ps->live.slots[home(&ps->live, hash_of(ptr))].idx != EMPTY) {
 		size_t slot = index_find(&ps->live, ps->t, ptr, hash_of(ptr));
@@ -560,7 +619,7 @@ static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const
 		/* grown in place: no FREE was written, the block is still live (pending or in the set) */
 		if (pk >= 0 || (in_place && ps->live.slots[slot].idx != EMPTY)) {
 			ln.from = pk >= 0 ? ps->pend_idx[pk] : ps->live.slots[slot].idx;
-			old_size = hs_alloc_size(hs_alloctab_at(t, ln.from));
+			old_size = hs_alloc_size(pk >= 0 ? pending_entry(ps, (unsigned)pk) : hs_alloctab_at(t, ln.from));
 		} else {
 			for (unsigned j = 0; j < 8; j++)
 				if (ps->recent[j].ptr == ev->old_ptr) {
@@ -581,13 +640,16 @@ static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const
 	k = hs_pending_slot(&ps->pend, thread_index(ps, ev->tid), nur);
 	if (hs_pending_taken(&ps->pend, k) && (rc = pending_flush(ps, k, nur)) < 0)
 		return rc;
-	if ((rc = append(ps, &idx)) < 0)
-		return rc;
-	if (ps->sink)
-		ps->seq[idx] |= (uint64_t)link << SEQ_FLAGS;
-	fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, seq_of(ps, idx));
+	if (ps->sink) {
+		ps->pend_seq[k] = t->n | (uint64_t)link << SEQ_FLAGS;
+		fill(ps, &ps->pend_ent[k], ev, ev->ptr & HS_ALLOC_TIME_MASK, t->n++);
+	} else {
+		if ((rc = append(ps, &idx)) < 0)
+			return rc;
+		fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, idx);
+		ps->pend_idx[k] = idx;
+	}
 	hs_pending_set(&ps->pend, k, ev->ptr, nur);
-	ps->pend_idx[k] = idx;
 	return 0;
 }
 
@@ -641,6 +703,7 @@ static inline __attribute__((always_inline)) void on_free(struct pass *ps, const
 	struct hs_alloc *a;
 
 	if (k >= 0) {
+		a = pending_entry(ps, (unsigned)k);
 		idx = ps->pend_idx[k];
 	} else {
 		slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
@@ -649,8 +712,8 @@ static inline __attribute__((always_inline)) void on_free(struct pass *ps, const
 			return;
 		}
 		idx = ps->live.slots[slot].idx;
+		a = hs_alloctab_at(t, idx);
 	}
-	a = hs_alloctab_at(t, idx);
 	/* stamped before the live block was allocated, by another thread: the late free of an older block */
 	if (hs_alloc_thread(a) != tidx && hs_alloc_time(a) > ev->time_ns) {
 		t->untracked_frees++;
@@ -662,11 +725,13 @@ static inline __attribute__((always_inline)) void on_free(struct pass *ps, const
 		ps->recent[ps->recent_next].idx = idx;
 		ps->recent_next = (ps->recent_next + 1) & 7;
 	}
-	if (k >= 0)
+	if (k >= 0) {
 		hs_pending_freed(&ps->pend, (unsigned)k, nur);
-	else
+		retire_pending(ps, (unsigned)k, ev->time_ns);
+	} else {
 		index_remove(&ps->live, slot);
-	retire(ps, idx, ev->time_ns);
+		retire(ps, idx, ev->time_ns);
+	}
 }
 
 /* n more events read: the progress callback about every million */
