@@ -147,8 +147,8 @@ static inline struct thread_last *thread_of(struct pass *ps, uint32_t tid)
 	return thread_lookup(ps, tid);
 }
 
-/* A block that ends now (freed, or its address handed out again): out of the heap and its site's live bytes. */
-static void settle(struct pass *ps, const struct hs_live_block *b)
+/* A block that ends now (freed, or its address handed out again): out of the heap and its site's live bytes. Inlined: called, it was 9% of sqlite3's report. */
+static inline __attribute__((always_inline)) void settle(struct pass *ps, const struct hs_live_block *b)
 {
 	uint64_t size = hs_live_size(&ps->live, b);
 	double w = weight(ps->rep, size);
