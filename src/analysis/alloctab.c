@@ -139,8 +139,9 @@ static int is_realloc(int fn)
  * from 12 up), then its offset in the page in 16-byte steps. A live block's
  * entry keeps only the low 48 bits of its address (struct hs_alloc): the
  * top 16 go into the page's hash, which the index compares first, so that
- * addresses past 48 bits (5-level paging, tagged pointers, a damaged trace)
- * are not taken for the block at their low bits.
+ * an address past 48 bits (5-level paging, tagged pointers, a damaged
+ * trace) is taken for the block at its low 48 bits only where the two
+ * pages' hashes meet.
  */
 static uint32_t hash_of(uint64_t ptr)
 {
