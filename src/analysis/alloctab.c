@@ -56,7 +56,7 @@ struct pass {
 	struct { uint64_t ptr, size; uint32_t idx; } recent[8];
 	unsigned recent_next;
 	struct hs_pending pend;         /* the latest allocations, not yet in the live set (pending.h) */
-	uint32_t pend_idx[HS_PENDING];  /* its table index; streaming, stale (never EMPTY, which a realloc's link asks) */
+	uint32_t pend_idx[HS_PENDING];  /* its table index (streaming: once it has left the pending set) */
 	/*
 	 * Streaming, a pending block takes no slot until it enters the live
 	 * set: its entry and its sequence number with flags wait here, and a
@@ -101,11 +101,12 @@ struct pass {
 };
 
 #define SEQ_FLAGS 62   /* streaming: a slot's HS_ALLOC_* flags, above its sequence number */
+#define SEQ_NUMBER(s) ((s) & ((1ull << SEQ_FLAGS) - 1))
 
 /* The sequence number of the allocation in slot idx: its table index, or, streaming, what the slot keeps */
 static inline uint64_t seq_of(const struct pass *ps, uint32_t idx)
 {
-	return ps->sink ? ps->seq[idx] & ((1ull << SEQ_FLAGS) - 1) : idx;
+	return ps->sink ? SEQ_NUMBER(ps->seq[idx]) : idx;
 }
 
 static inline unsigned slot_flags(const struct pass *ps, uint32_t idx)
@@ -464,14 +465,14 @@ static inline __attribute__((always_inline)) void retire_entry(struct pass *ps, 
 {
 	uint64_t size = hs_alloc_size(a), f = (a->f & ~HS_ALLOC_TIME_MASK) | clamp_time(ns);
 
-	if ((s & ((1ull << SEQ_FLAGS) - 1)) < ps->peak_end)
+	if (SEQ_NUMBER(s) < ps->peak_end)
 		f |= HS_ALLOC_AT_PEAK;
 	if (ps->t->sample_bytes)
 		ps->heap_est -= (double)size * hs_alloctab_weight(ps->t, size);
 	else
 		ps->heap -= size;
 	if (ps->sink)
-		emit_f(ps, a, f, s & ((1ull << SEQ_FLAGS) - 1), (unsigned)(s >> SEQ_FLAGS));
+		emit_f(ps, a, f, SEQ_NUMBER(s), (unsigned)(s >> SEQ_FLAGS));
 	a->f = f;
 }
 
@@ -578,7 +579,7 @@ static int pending_flush(struct pass *ps, unsigned k, int nur)
 		*hs_alloctab_at(ps->t, ps->pend_idx[k]) = ps->pend_ent[k];
 		ps->seq[ps->pend_idx[k]] = ps->pend_seq[k];
 	}
-	return index_put(ps, ps->pend.ptr[k], ps->pend_idx[k], hs_alloc_time(hs_alloctab_at(ps->t, ps->pend_idx[k])));
+	return index_put(ps, ps->pend.ptr[k], ps->pend_idx[k], hs_alloc_time(pending_entry(ps, k)));
 }
 
 static int pending_flush_all(struct pass *ps)
@@ -624,23 +625,26 @@ static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const
 
 	if (is_realloc(ev->fn) && ev->old_ptr) {
 		struct hs_alloctab_link ln = { .from = EMPTY, .to = (uint32_t)t->n };
-		int in_place = ev->old_ptr == ev->ptr, pk = in_place ? hs_pending_find(&ps->pend, ev->ptr, nur) : -1;
+		int found = 0, in_place = ev->old_ptr == ev->ptr, pk = in_place ? hs_pending_find(&ps->pend, ev->ptr, nur) : -1;
 		size_t slot = in_place && pk < 0 ? index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr)) : 0;
 
 		/* grown in place: no FREE was written, the block is still live (pending or in the set) */
+		/* streaming, a pending block has no table index: only the link's flags are wanted then */
 		if (pk >= 0 || (in_place && ps->live.slots[slot].idx != EMPTY)) {
+			found = 1;
 			ln.from = pk >= 0 ? ps->pend_idx[pk] : ps->live.slots[slot].idx;
 			old_size = hs_alloc_size(pk >= 0 ? pending_entry(ps, (unsigned)pk) : hs_alloctab_at(t, ln.from));
 		} else {
 			for (unsigned j = 0; j < 8; j++)
 				if (ps->recent[j].ptr == ev->old_ptr) {
+					found = 1;
 					ln.from = ps->recent[j].idx;
 					old_size = ps->recent[j].size;
 					ps->recent[j].ptr = 0;
 					break;
 				}
 		}
-		if (ln.from != EMPTY) {
+		if (found) {
 			if (ps->sink)
 				link = HS_ALLOC_CONT | (ev->size > old_size ? HS_ALLOC_GROWN : 0);
 			else if ((rc = push(&t->links, &t->nlinks, sizeof(ln), &ln)) < 0)
