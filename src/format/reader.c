@@ -85,6 +85,38 @@ static int grow(void **p, size_t n)
 	return 0;
 }
 
+/*
+ * The families of records fast_one() and fast_bare() decode, by the type
+ * byte alone: one load instead of the chains of hs_alloc_rec_fn() and
+ * the free tests, which took 8 instructions of an event's 180.
+ */
+enum {
+	FAST_NO,             /* any other record: decode_one() */
+	FAST_ALLOC,          /* ALLOC + fn, but realloc's: its address from a prediction and a difference */
+	FAST_ALLOC_AT,       /* ALLOC_AT + fn (3.0): at its predicted address */
+	FAST_FREE_RECENT,    /* its place in the recent list in the ptr stream */
+	FAST_FREE_RECENT_AT, /* its place in the type's low 4 bits (3.0) */
+	FAST_FREE,           /* its address as a difference from the thread's last */
+	FAST_REALLOC,        /* realloc's ALLOC: FAST_ALLOC with an old address after the new one */
+};
+
+_Static_assert(HS_FN_FREE < 16 && HS_FN_REALLOCARRAY < 16 && HS_FN_PVALLOC < 16, "an entry point fits r->fast's low 4 bits");
+
+/* r->fast for the file's version, from the same rules decode_one() reads the types by. */
+static void fast_types(struct hs_reader *r)
+{
+	for (unsigned type = 0; type < 256; type++) {
+		int at, fn = hs_alloc_rec_fn(type, r->freed, &at), family = FAST_NO;
+		if (fn >= 0)
+			family = at ? FAST_ALLOC_AT : fn == HS_FN_REALLOC || fn == HS_FN_REALLOCARRAY ? FAST_REALLOC : FAST_ALLOC;
+		else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0)
+			family = type == HS_REC_FREE_RECENT ? FAST_FREE_RECENT : FAST_FREE_RECENT_AT;
+		else if ((fn = hs_free_rec_fn(type)) >= 0)
+			family = FAST_FREE;
+		r->fast[type] = (uint8_t)(family << 4 | (fn >= 0 ? fn : 0));
+	}
+}
+
 static int read_header(struct hs_reader *r)
 {
 	uint8_t h[HS_FILE_HEADER_SIZE];
@@ -105,6 +137,7 @@ static int read_header(struct hs_reader *r)
 	r->info.version_minor = hs_get_u16(h + 14);
 	r->freed = r->info.version_major >= HS_VERSION_FREED;
 	r->runs = r->info.version_major >= HS_VERSION_TIME_RUNS;
+	fast_types(r);
 	if (r->info.version_major < HS_VERSION_MAJOR_OLDEST || r->info.version_major > HS_VERSION_MAJOR)
 		return fail(r, -EINVAL, "'%s' is format version %u.%u (offset 12); this heapscope reads %d.x to %d.x: "
 			    "read it with the heapscope that wrote it", r->path, r->info.version_major,
@@ -756,7 +789,8 @@ bad:
  * A varint read without a bound per byte: the streams lie in one buffer
  * followed by zeroed slack, so a read stops within HS_VARINT_MAX bytes of
  * where it starts, inside the buffer; the caller then checks the stream's
- * end once. An overlong varint sets *bad.
+ * end once. An overlong varint sets *bad. Sizes, stack ids and address
+ * differences mostly take two bytes: they skip the loop.
  */
 __attribute__((always_inline)) static inline uint64_t fast_varint(const uint8_t **pp, int *bad)
 {
@@ -767,11 +801,17 @@ __attribute__((always_inline)) static inline uint64_t fast_varint(const uint8_t 
 		*pp = p + 1;
 		return v;
 	}
-	v &= 0x7f;
-	for (unsigned i = 1; i < HS_VARINT_MAX; i++) {
+	v = (v & 0x7f) | (uint64_t)p[1] << 7;
+	if (p[1] < 0x80) {
+		*pp = p + 2;
+		return v;
+	}
+	v &= 0x3fff;
+	for (unsigned i = 2; i < HS_VARINT_MAX; i++) {
 		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
 		if (p[i] < 0x80) {
-			*bad |= i == HS_VARINT_MAX - 1 && p[i] > 1;
+			if (i == HS_VARINT_MAX - 1 && p[i] > 1)
+				*bad = 1;
 			*pp = p + i + 1;
 			return v;
 		}
@@ -791,22 +831,27 @@ static inline struct hs_predict *current_predict(struct hs_reader *r)
  * The next event's time delta (zigzag) from *pt: one per event before 5.0;
  * from 5.0 the first event of a run reads its delta, shifted left by one,
  * and when the low bit is set how many events follow at its time (*run,
- * counted down by them); the others read nothing.
+ * counted down by them); the others read nothing. Its stream's end is
+ * checked here, where it is read: most events read nothing.
  */
 __attribute__((always_inline)) static inline uint64_t fast_time(const struct hs_reader *r, const uint8_t **pt, uint64_t *run,
 								int *bad)
 {
 	uint64_t t;
 
-	if (!r->runs)
-		return fast_varint(pt, bad);
-	if (*run) {
+	if (!r->runs) {
+		t = fast_varint(pt, bad);
+	} else if (*run) {
 		(*run)--;
 		return 0;
+	} else {
+		t = fast_varint(pt, bad);
+		*run = t & 1 ? fast_varint(pt, bad) : 0;
+		t >>= 1;
 	}
-	t = fast_varint(pt, bad);
-	*run = t & 1 ? fast_varint(pt, bad) : 0;
-	return t >> 1;
+	if (*pt > r->se[HS_STREAM_TIME])
+		*bad = 1;
+	return t;
 }
 
 /* fast_one's and fast_bare's end: the record taken, its thread and time (pt, run: the time stream past its delta t) */
@@ -821,34 +866,37 @@ __attribute__((always_inline)) static inline void fast_done(struct hs_reader *r,
 	ev->time_ns = r->q * r->info.time_resolution_ns;
 }
 
+static int fast_realloc(struct hs_reader *r, struct hs_event *ev);
+
 /*
- * Allocations (but realloc's) and frees, most of any trace, decoded in one
- * straight run. 1: *ev filled; 0: not such a record, or something in it is
- * off: decode_one() then reads it and names any error; <0: the reader has
- * failed (a block at address 0, known only once the state has moved on).
+ * Allocations and frees, most of any trace, decoded in one straight run:
+ * fast_one(), and fast_realloc() for realloc's (reallocs). 1: *ev filled;
+ * 0: not such a record, or something in it is off: decode_one() then reads
+ * it and names any error; <0: the reader has failed (a block at address 0,
+ * known only once the state has moved on).
  */
-__attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
+__attribute__((always_inline)) static inline int fast_record(struct hs_reader *r, struct hs_event *ev, const int reallocs)
 {
-	unsigned type = *r->sp[HS_STREAM_TYPE];
+	unsigned type = *r->sp[HS_STREAM_TYPE], family = r->fast[type] >> 4;
 	const uint8_t *pt = r->sp[HS_STREAM_TIME], *pp = r->sp[HS_STREAM_PTR];
 	struct hs_predict *pr;
 	uint64_t a, t, run = r->run_left;
-	int bad = 0;
+	int bad = 0, fn = r->fast[type] & 15;
 
-	int at, fn = hs_alloc_rec_fn(type, r->freed, &at);
-
-	/* realloc's allocations, with their old address, are decode_one()'s */
-	if (fn >= 0 && fn != HS_FN_REALLOC && fn != HS_FN_REALLOCARRAY) {
+	if (reallocs ? family == FAST_REALLOC : family == FAST_ALLOC || family == FAST_ALLOC_AT) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
-		uint64_t size, stack, predicted;
+		uint64_t size, stack, predicted, old = 0;
 		unsigned cls;
 
-		a = at ? 0 : fast_varint(&pp, &bad);
+		a = family == FAST_ALLOC_AT ? 0 : fast_varint(&pp, &bad);
+		/* a realloc's old address follows */
+		if (reallocs)
+			old = fast_varint(&pp, &bad);
 		size = fast_varint(&ps, &bad);
 		stack = fast_varint(&pk, &bad);
 		t = fast_time(r, &pt, &run, &bad);
 		if (bad || pp > r->se[HS_STREAM_PTR] || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] ||
-		    pt > r->se[HS_STREAM_TIME] || stack >= r->stack_lim)
+		    stack >= r->stack_lim)
 			return 0;
 		r->sp[HS_STREAM_SIZE] = ps;
 		r->sp[HS_STREAM_STACK] = pk;
@@ -862,23 +910,28 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 			return zero_address(r, r->sp[HS_STREAM_TYPE]);
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
+		ev->old_ptr = !reallocs ? 0 : r->freed ? hs_realloc_old(old, ev->ptr, pr->last) :
+					      ev->ptr + (uint64_t)hs_unzigzag(old);
 		pr->cls[cls] = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
-	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0) {
-		a = type == HS_REC_FREE_RECENT ? fast_varint(&pp, &bad) : type & 15;
+	} else if (reallocs) {
+		return 0;
+	} else if (family == FAST_FREE_RECENT || family == FAST_FREE_RECENT_AT) {
+		a = family == FAST_FREE_RECENT ? fast_varint(&pp, &bad) : type & 15;
 		t = fast_time(r, &pt, &run, &bad);
 		pr = current_predict(r);
-		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME] || a >= pr->nrecent)
+		if (bad || pp > r->se[HS_STREAM_PTR] || a >= pr->nrecent)
 			return 0;
 		ev->kind = HS_EVENT_FREE;
 		ev->fn = fn;
 		ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
 		ev->size = 0;
 		ev->stack = 0;
-	} else if ((fn = hs_free_rec_fn(type)) >= 0) {
+		ev->old_ptr = 0;
+	} else if (family == FAST_FREE) {
 		a = fast_varint(&pp, &bad);
 		t = fast_time(r, &pt, &run, &bad);
-		if (bad || pp > r->se[HS_STREAM_PTR] || pt > r->se[HS_STREAM_TIME])
+		if (bad || pp > r->se[HS_STREAM_PTR])
 			return 0;
 		pr = current_predict(r);
 		ev->kind = HS_EVENT_FREE;
@@ -888,40 +941,57 @@ __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, s
 			return zero_address(r, r->sp[HS_STREAM_TYPE]);
 		ev->size = 0;
 		ev->stack = 0;
+		ev->old_ptr = 0;
+	} else if (family == FAST_REALLOC) {
+		return fast_realloc(r, ev);
 	} else {
 		return 0;
 	}
 	pr->last = ev->ptr;
-	ev->old_ptr = 0;
 	r->sp[HS_STREAM_PTR] = pp;
 	fast_done(r, ev, pt, run, t);
 	return 1;
 }
 
+/*
+ * A realloc's allocation, out of line: one event in 50 of sqlite3's, and
+ * inlined with the others it made GCC keep fewer of their values in
+ * registers (6 more instructions an event). Through decode_one() it
+ * took 450.
+ */
+__attribute__((noinline)) static int fast_realloc(struct hs_reader *r, struct hs_event *ev)
+{
+	return fast_record(r, ev, 1);
+}
+
+__attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
+{
+	return fast_record(r, ev, 0);
+}
+
 /* fast_one without addresses (hs_reader_skip_addresses): neither the ptr stream nor the predictions are read */
 __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, struct hs_event *ev)
 {
-	unsigned type = *r->sp[HS_STREAM_TYPE];
+	unsigned type = *r->sp[HS_STREAM_TYPE], family = r->fast[type] >> 4;
 	const uint8_t *pt = r->sp[HS_STREAM_TIME];
 	uint64_t t, run = r->run_left;
-	int at, bad = 0, fn = hs_alloc_rec_fn(type, r->freed, &at);
+	int bad = 0, fn = r->fast[type] & 15;
 
-	if (fn >= 0) {
+	if (family == FAST_ALLOC || family == FAST_ALLOC_AT || family == FAST_REALLOC) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
 		uint64_t size = fast_varint(&ps, &bad), stack = fast_varint(&pk, &bad);
 
 		t = fast_time(r, &pt, &run, &bad);
-		if (bad || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] || pt > r->se[HS_STREAM_TIME] ||
-		    stack >= r->stack_lim)
+		if (bad || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] || stack >= r->stack_lim)
 			return 0;
 		r->sp[HS_STREAM_SIZE] = ps;
 		r->sp[HS_STREAM_STACK] = pk;
 		ev->kind = HS_EVENT_ALLOC;
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
-	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 || (fn = hs_free_rec_fn(type)) >= 0) {
+	} else if (family == FAST_FREE_RECENT || family == FAST_FREE_RECENT_AT || family == FAST_FREE) {
 		t = fast_time(r, &pt, &run, &bad);
-		if (bad || pt > r->se[HS_STREAM_TIME])
+		if (bad)
 			return 0;
 		ev->kind = HS_EVENT_FREE;
 		ev->size = 0;
@@ -999,7 +1069,9 @@ static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 			if (*r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
 				if (!fast_thread(r))
 					break;
-			} else if ((rc = r->no_addresses ? fast_bare(r, &ev[got]) : fast_one(r, &ev[got])) > 0) {
+				continue;
+			}
+			if ((rc = r->no_addresses ? fast_bare(r, &ev[got]) : fast_one(r, &ev[got])) > 0) {
 				got++;
 			} else if (rc < 0) {
 				return got ? got : rc;
