@@ -518,21 +518,22 @@ static void new_peak(struct pass *ps, const struct hs_event *ev, uint64_t seq)
 	ps->t->peak_rises++;
 }
 
-/* The entry of an ALLOC event; f: the address while live, the free time, or HS_ALLOC_NEVER */
-static inline void entry(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f)
+/* The entry of an ALLOC event of thread index tidx; f: the address while live, the free time, or HS_ALLOC_NEVER */
+static inline void entry(struct hs_alloc *a, const struct hs_event *ev, uint32_t tidx, uint64_t f)
 {
-	a->a = clamp_time(ev->time_ns) | (uint64_t)thread_index(ps, ev->tid) << 48;
+	a->a = clamp_time(ev->time_ns) | (uint64_t)tidx << 48;
 	a->f = f | (ev->size >> 32 & HS_ALLOC_SIZE_HI) << 48;
 	a->size_lo = (uint32_t)ev->size;
 	a->stack = ev->stack;
 }
 
 /* Fills a new table entry (entry()) for allocation number seq and counts it into the heap. */
-static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint64_t f, uint64_t seq)
+static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_event *ev, uint32_t tidx, uint64_t f,
+			uint64_t seq)
 {
 	struct hs_alloctab *t = ps->t;
 
-	entry(ps, a, ev, f);
+	entry(a, ev, tidx, f);
 	if (t->sample_bytes) {
 		ps->heap_est += (double)ev->size * hs_alloctab_weight(t, ev->size);
 		if (ps->heap_est > t->peak_heap) {
@@ -621,6 +622,7 @@ static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const
 	uint32_t idx;
 	uint64_t old_size = 0;
 	unsigned k, link = 0;
+	uint32_t tidx;
 	int rc;
 
 	if (is_realloc(ev->fn) && ev->old_ptr) {
@@ -652,16 +654,17 @@ static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const
 		}
 	}
 	settle_address(ps, ev->ptr, ev->time_ns, nur);
-	k = hs_pending_slot(&ps->pend, thread_index(ps, ev->tid), nur);
+	tidx = thread_index(ps, ev->tid);
+	k = hs_pending_slot(&ps->pend, tidx, nur);
 	if (hs_pending_taken(&ps->pend, k) && (rc = pending_flush(ps, k, nur)) < 0)
 		return rc;
 	if (ps->sink) {
 		ps->pend_seq[k] = t->n | (uint64_t)link << SEQ_FLAGS;
-		fill(ps, &ps->pend_ent[k], ev, ev->ptr & HS_ALLOC_TIME_MASK, t->n++);
+		fill(ps, &ps->pend_ent[k], ev, tidx, ev->ptr & HS_ALLOC_TIME_MASK, t->n++);
 	} else {
 		if ((rc = append(ps, &idx)) < 0)
 			return rc;
-		fill(ps, hs_alloctab_at(t, idx), ev, ev->ptr & HS_ALLOC_TIME_MASK, idx);
+		fill(ps, hs_alloctab_at(t, idx), ev, tidx, ev->ptr & HS_ALLOC_TIME_MASK, idx);
 		ps->pend_idx[k] = idx;
 	}
 	hs_pending_set(&ps->pend, k, ev->ptr, nur);
@@ -682,7 +685,7 @@ static inline __attribute__((always_inline)) int on_pair(struct pass *ps, const 
 
 	if (ps->sink) {
 		/* its fate is known already: straight to the sink, no slot */
-		fill(ps, &one, ev, clamp_time(fr->time_ns), ps->t->n);
+		fill(ps, &one, ev, thread_index(ps, ev->tid), clamp_time(fr->time_ns), ps->t->n);
 		if (ps->t->sample_bytes)
 			ps->heap_est -= (double)ev->size * hs_alloctab_weight(ps->t, ev->size);
 		else
@@ -696,7 +699,7 @@ static inline __attribute__((always_inline)) int on_pair(struct pass *ps, const 
 	if ((rc = append(ps, &idx)) < 0)
 		return rc;
 	a = hs_alloctab_at(ps->t, idx);
-	fill(ps, a, ev, clamp_time(fr->time_ns), idx);
+	fill(ps, a, ev, thread_index(ps, ev->tid), clamp_time(fr->time_ns), idx);
 	retire(ps, idx, fr->time_ns);
 	return 0;
 }
@@ -966,7 +969,7 @@ int hs_alloctab_scan(struct hs_alloctab *t, struct hs_reader *r, hs_alloctab_sin
 				t->end_ns = ev->time_ns;
 			if (ev->kind == HS_EVENT_ALLOC) {
 				struct hs_alloc a;
-				entry(&ps, &a, ev, HS_ALLOC_NEVER);
+				entry(&a, ev, thread_index(&ps, ev->tid), HS_ALLOC_NEVER);
 				emit(&ps, &a, t->n++, 0);
 			} else if (ev->kind != HS_EVENT_FREE && (rc = on_other(t, ev)) < 0) {
 				goto out;

@@ -45,6 +45,8 @@ struct hs_pending {
 	uint32_t newer;                         /* pairs: bit j, slot 2j + 1 was set after slot 2j */
 	uint32_t events, late;                  /* this stretch: events, and frees pairs would have missed */
 	uint8_t index[HS_PENDING_INDEX];        /* nursery: by address, 1 + the slot; 0: empty */
+	uint16_t at[HS_PENDING];                /* nursery: where in index each slot is */
+	uint16_t home[HS_PENDING];              /* nursery: each slot's hs_pending_home(), not hashed again */
 };
 
 _Static_assert(HS_PENDING <= 64 && 2 * HS_PENDING_PAIRS <= HS_PENDING, "slots are bits of mask");
@@ -114,10 +116,12 @@ static inline void hs_pending_set(struct hs_pending *p, unsigned k, uint64_t ptr
 	p->ptr[k] = ptr;
 	p->mask |= (uint64_t)1 << k;
 	if (nur) {
-		unsigned i = hs_pending_home(ptr);
+		unsigned h = hs_pending_home(ptr), i = h;
 		while (p->index[i])
 			i = (i + 1) & (HS_PENDING_INDEX - 1);
 		p->index[i] = (uint8_t)(k + 1);
+		p->at[k] = (uint16_t)i;
+		p->home[k] = (uint16_t)h;
 		p->head = (k + 1) % HS_PENDING;
 	} else {
 		unsigned j = k / 2;
@@ -131,18 +135,17 @@ static inline void hs_pending_clear(struct hs_pending *p, unsigned k, int nur)
 	p->mask &= ~((uint64_t)1 << k);
 	if (!nur)
 		return;
-	unsigned i = hs_pending_home(p->ptr[k]), j;
-	while (p->index[i] != k + 1)
-		i = (i + 1) & (HS_PENDING_INDEX - 1);
+	unsigned i = p->at[k], j;
 	for (j = i;;) {
-		unsigned h;
+		unsigned h, s;
 		j = (j + 1) & (HS_PENDING_INDEX - 1);
-		if (!p->index[j])
+		if (!(s = p->index[j]))
 			break;
-		h = hs_pending_home(p->ptr[p->index[j] - 1]);
+		h = p->home[s - 1];
 		/* the member at j may move back to i unless its home lies cyclically in (i, j] */
 		if (((j - h) & (HS_PENDING_INDEX - 1)) >= ((j - i) & (HS_PENDING_INDEX - 1))) {
-			p->index[i] = p->index[j];
+			p->index[i] = (uint8_t)s;
+			p->at[s - 1] = (uint16_t)i;
 			i = j;
 		}
 	}
