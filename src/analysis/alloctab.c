@@ -619,10 +619,9 @@ static inline __attribute__((always_inline)) void settle_address(struct pass *ps
 static inline __attribute__((always_inline)) int on_alloc(struct pass *ps, const struct hs_event *ev, const int nur)
 {
 	struct hs_alloctab *t = ps->t;
-	uint32_t idx;
+	uint32_t idx, tidx;
 	uint64_t old_size = 0;
 	unsigned k, link = 0;
-	uint32_t tidx;
 	int rc;
 
 	if (is_realloc(ev->fn) && ev->old_ptr) {

@@ -50,6 +50,7 @@ struct hs_pending {
 };
 
 _Static_assert(HS_PENDING <= 64 && 2 * HS_PENDING_PAIRS <= HS_PENDING, "slots are bits of mask");
+_Static_assert(HS_PENDING_INDEX <= 1u << 16, "places in the index fit at[] and home[]");
 
 /* A pass starts with the nursery. */
 static inline void hs_pending_init(struct hs_pending *p)

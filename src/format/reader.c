@@ -790,7 +790,7 @@ bad:
  * followed by zeroed slack, so a read stops within HS_VARINT_MAX bytes of
  * where it starts, inside the buffer; the caller then checks the stream's
  * end once. An overlong varint sets *bad. Sizes, stack ids and address
- * differences mostly take two bytes: they skip the loop.
+ * differences often take two bytes: they skip the loop.
  */
 __attribute__((always_inline)) static inline uint64_t fast_varint(const uint8_t **pp, int *bad)
 {
@@ -957,7 +957,7 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
  * A realloc's allocation, out of line: one event in 50 of sqlite3's, and
  * inlined with the others it made GCC keep fewer of their values in
  * registers (6 more instructions an event). Through decode_one() it
- * took 450.
+ * took 450 instructions.
  */
 __attribute__((noinline)) static int fast_realloc(struct hs_reader *r, struct hs_event *ev)
 {
