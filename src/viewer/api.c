@@ -574,20 +574,26 @@ static uint64_t live_at(const struct hs_api_trace *tr, const struct request *q)
 struct child {
 	uint32_t id;
 	double weight;
+	const char *name;
 };
 
+/* Heaviest first, ties by name as in the SVG: the order in which the tree made the nodes is no answer */
 static int by_weight(const void *a, const void *b)
 {
 	const struct child *x = a, *y = b;
+	int c;
 
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
+	if ((c = strcmp(x->name, y->name)) != 0)
+		return c;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The children of a node, heaviest first: next() walks the siblings from first, weight() weighs each. */
+/* The children of a node, heaviest first: next() walks the siblings from first, weight() weighs each, name() names it. */
 static int sorted_kids(const void *ctx, uint32_t first, uint32_t (*next)(const void *, uint32_t),
-		       double (*weight)(const void *, uint32_t), struct child **out, uint32_t *n)
+		       double (*weight)(const void *, uint32_t), const char *(*name)(const void *, uint32_t),
+		       struct child **out, uint32_t *n)
 {
 	struct child *kids = NULL;
 	uint32_t nkids = 0, cap = 0;
@@ -602,6 +608,7 @@ static int sorted_kids(const void *ctx, uint32_t first, uint32_t (*next)(const v
 			kids = nk;
 		}
 		kids[nkids].id = c;
+		kids[nkids].name = name(ctx, c);
 		kids[nkids++].weight = weight(ctx, c);
 	}
 	if (nkids)
@@ -634,6 +641,13 @@ static double flame_weight(const void *ctx, uint32_t id)
 	return ((const struct hs_flame *)ctx)->nodes[id].weight;
 }
 
+static const char *flame_name(const void *ctx, uint32_t id)
+{
+	const struct hs_flame *fl = ctx;
+
+	return hs_names_str(&fl->names, fl->nodes[id].name);
+}
+
 /* One node and the children at or above thresh; the others summed into one "other" node. */
 static int flame_node(FILE *f, const struct hs_flame *fl, uint32_t id, double thresh)
 {
@@ -643,7 +657,7 @@ static int flame_node(FILE *f, const struct hs_flame *fl, uint32_t id, double th
 	double other = 0, other_count = 0;
 	int rc;
 
-	if ((rc = sorted_kids(fl, n->first_child, flame_next, flame_weight, &kids, &nkids)) < 0)
+	if ((rc = sorted_kids(fl, n->first_child, flame_next, flame_weight, flame_name, &kids, &nkids)) < 0)
 		goto out;
 	node_head(f, fl, n);
 	fprintf(f, ", \"value\": %.0f, \"count\": %.0f, \"children\": [", n->weight, n->count);
@@ -928,6 +942,15 @@ static double pair_weight(const void *ctx, uint32_t id)
 	return b > w ? b : w;
 }
 
+static const char *pair_name(const void *ctx, uint32_t id)
+{
+	const struct pair *p = ctx;
+	const struct hs_diff_flame_node *n = &p->d->nodes[id];
+
+	return n->base != HS_DIFF_NONE ? hs_names_str(&p->b->names, p->b->nodes[n->base].name)
+				       : hs_names_str(&p->n->names, p->n->nodes[n->new].name);
+}
+
 /* One merged node and its children at or above thresh on either side; the others summed into one "other" node. */
 static int diff_node(FILE *f, const struct pair *p, uint32_t id, double thresh)
 {
@@ -940,7 +963,7 @@ static int diff_node(FILE *f, const struct pair *p, uint32_t id, double thresh)
 	int rc;
 
 	/* the larger side ranks a child and decides whether it is sent, so a frame that shrank (or vanished) is not summed away */
-	if ((rc = sorted_kids(p, n->first_child, pair_next, pair_weight, &kids, &nkids)) < 0)
+	if ((rc = sorted_kids(p, n->first_child, pair_next, pair_weight, pair_name, &kids, &nkids)) < 0)
 		goto out;
 	node_head(f, named, fn);
 	fprintf(f, ", \"value\": %.0f, \"count\": %.0f, \"base\": %.0f, \"base_count\": %.0f, \"children\": [",

@@ -1,5 +1,7 @@
-/* test_escape.c - JSON strings, XML text and command lines as the renderers write them: plain runs, escapes, bad UTF-8, control bytes */
+/* test_escape.c - JSON strings, XML text, command lines and fixed-point numbers as the renderers write them: plain runs, escapes, bad UTF-8, control bytes, printf's rounding */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -65,9 +67,85 @@ static void commands(void)
 		"             /a/path/longer/than/the/whole/width/of/this/test.c\n");
 }
 
+/* hs_fmt_fixed(v, d) against snprintf's "%.*f" into n bytes; 1 when they agree, else a FAIL line */
+static int fixed_same(const char *name, double v, int d, size_t n)
+{
+	char want[400], got[400];
+	size_t len;
+
+	memset(got, 'x', sizeof(got));
+	snprintf(want, n, "%.*f", d, v);
+	len = hs_fmt_fixed(got, n, v, d);
+	if (!strcmp(want, got) && len == strlen(got))
+		return 1;
+	return check_report(0, name, "%.17g with %d decimals in %zu bytes: expected '%s' got '%s' (length %zu)", v, d,
+			    n, want, got, len);
+}
+
+static void fixed(void)
+{
+	static const double odd[] = { 0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125, 0.375, 1.005, 2.675, 0.045, 1e15 + 0.5,
+				      4503599627370495.5, 4503599627370496.0, 9007199254740993.0, 1e300, -1e300, DBL_MAX,
+				      DBL_MIN, 5e-324, 0.0049999999999999999, 0.005, 0.015, 1234.5678, 1023.995 };
+	uint64_t seed = 0x243f6a8885a308d3ull;
+	int ok = 1;
+
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+		for (int d = 0; d <= 9; d++)
+			ok &= fixed_same("fixed-odd", odd[i], d, 400);
+	ok &= fixed_same("fixed-nan", NAN, 2, 400) & fixed_same("fixed-inf", -INFINITY, 0, 400);
+	/* ties of halves and quarters, where rounding goes to even */
+	for (int k = -400; k <= 400; k++)
+		for (int d = 0; d <= 3; d++)
+			ok &= fixed_same("fixed-ties", k / 8.0, d, 400);
+	/* every magnitude, both signs, every count of decimals; and cut short as snprintf cuts */
+	for (int i = 0; i < 200000 && ok; i++) {
+		uint64_t r = check_rand(&seed);
+		double v = ldexp((double)(r >> 11), (int)(check_rand(&seed) % 110) - 100) * (r & 1 ? -1 : 1);
+		ok &= fixed_same("fixed-random", v, (int)(r >> 4) % 10, 400);
+		ok &= fixed_same("fixed-random-cut", v, (int)(r >> 8) % 10, 1 + (r >> 16) % 12);
+	}
+	/* integers and cents, as the SVGs' coordinates and the byte counts are */
+	for (int i = 0; i < 100000 && ok; i++) {
+		uint64_t r = check_rand(&seed);
+		ok &= fixed_same("fixed-cents", (double)(r % 10000000) / 100.0, 2, 400);
+		ok &= fixed_same("fixed-count", (double)(r >> 20), 0, 400);
+	}
+	CHECK("fixed-as-printf", ok);
+}
+
+/* The first len bytes of s, escaped into a buffer, are what hs_xml_text writes of them alone. */
+static void xml_escape(void)
+{
+	static const char *const in[] = { "std::map<K, V>::operator[](K const&)", "a\xff" "b\xc3", "caf\xc3\xa9 \xe2\x82\xac",
+					  "\xf0\x9f\x98\x80<\xed\xa0\x80>", "\x01\t\n\"'&", "" };
+	int ok = 1;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		for (size_t len = 0; len <= strlen(in[i]); len++) {
+			char cut[64], out[6 * 64 + 1], *want;
+			size_t n;
+			memcpy(cut, in[i], len);
+			cut[len] = 0;
+			want = written(hs_xml_text, cut);
+			n = hs_xml_escape(out, in[i], len);
+			out[n] = 0;
+			if (!want || strcmp(want, out)) {
+				check_report(0, "xml-escape-cut", "'%s' cut at %zu: expected '%s' got '%s'", in[i], len,
+					     want ? want : "(no memory)", out);
+				ok = 0;
+			}
+			free(want);
+		}
+	CHECK("xml-escape-as-text", ok);
+}
+
 int main(void)
 {
 	char *j;
+
+	fixed();
+	xml_escape();
 
 	commands();
 

@@ -1,5 +1,5 @@
-/* test_flame_lines.c - allocations without a backtrace in flame graphs: one "[no backtrace]" frame in the tree and the folded lines */
-#define _DEFAULT_SOURCE
+/* test_flame_lines.c - flame graphs' folded lines: allocations without a backtrace as one "[no backtrace]" frame, and the lines in byte order */
+#define _GNU_SOURCE /* memrchr */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,6 +18,54 @@ enum { A = 0x1000, B = 0x2000, S_AB = 2 };
 
 static char dir[256], file[300];
 
+/* The trace ended after ts and written to dir/name.hst: its path, or NULL. */
+static const char *finish(struct tb *t, uint64_t ts, const char *name)
+{
+	tb_end(t, ts + 10, HS_END_EXIT);
+	if (tb_flush(t) < 0)
+		return NULL;
+	snprintf(file, sizeof(file), "%s/%s.hst", dir, name);
+	if (tb_write(&t->file, file) < 0)
+		return NULL;
+	tb_free(t);
+	return file;
+}
+
+/* What load() made, and the trace file, gone */
+static void unload(struct hs_reader *r, struct hs_alloctab *tab, struct hs_stacks *st, struct hs_filter *f)
+{
+	hs_filter_free(f);
+	hs_stacks_free(st);
+	hs_alloctab_free(tab);
+	hs_reader_close(r);
+	unlink(file);
+}
+
+/* Trace path opened and loaded, its stacks and an empty filter ready; 0, or a FAIL line named after what. */
+static int load(const char *what, const char *path, struct hs_reader **r, struct hs_alloctab *tab, struct hs_stacks *st,
+		struct hs_filter *f)
+{
+	char n[64];
+	int rc;
+
+	snprintf(n, sizeof(n), "%s-build", what);
+	if (!check_report(path != NULL, n, "expected a trace file got an encoder or I/O error"))
+		return -1;
+	rc = hs_reader_open(r, path);
+	snprintf(n, sizeof(n), "%s-open", what);
+	if (!check_report(rc == 0, n, "expected 0 got %d", rc))
+		return -1;
+	memset(tab, 0, sizeof(*tab));
+	snprintf(n, sizeof(n), "%s-load", what);
+	CHECK_I64(n, 0, hs_alloctab_load(tab, *r, NULL, NULL));
+	snprintf(n, sizeof(n), "%s-stacks", what);
+	CHECK_I64(n, 0, hs_stacks_init(st, *r, NULL, 0, 1, HS_BY_BACKTRACE));
+	hs_filter_init(f);
+	snprintf(n, sizeof(n), "%s-filter", what);
+	CHECK_I64(n, 0, hs_filter_prepare(f, tab, st));
+	return 0;
+}
+
 static const char *build(void)
 {
 	static const char *const argv[] = { "nobt" };
@@ -33,14 +81,101 @@ static const char *build(void)
 		tb_alloc(&t, ts++, 1, HS_FN_MALLOC, ptr += 0x100, 10, S_AB, 0);
 	for (int i = 0; i < 2; i++)
 		tb_alloc(&t, ts++, 1, HS_FN_MALLOC, ptr += 0x100, 7, 0, 0);
-	tb_end(&t, ts + 10, HS_END_EXIT);
-	if (tb_flush(&t) < 0)
+	return finish(&t, ts, "nobt");
+}
+
+/*
+ * Backtraces through addresses whose names are prefixes of one another
+ * ("0x1000", "0x10000"): in byte order a line ending in "0x1000" comes
+ * before "0x10000", and a line going on after it ("0x1000;...") comes
+ * after, since '0' < ';'. 300 random paths of up to 6 frames over six
+ * addresses, each stack with one allocation of its id in bytes.
+ */
+enum { ORDER_PATHS = 300, ORDER_DEPTH = 6 };
+static const uint64_t order_ips[] = { 0x1000, 0x10000, 0x100000, 0x1001, 0x10010, 0x2000 };
+static uint32_t order_nstacks;
+
+static const char *build_order(void)
+{
+	static const char *const argv[] = { "order" };
+	static uint64_t child[ORDER_PATHS * ORDER_DEPTH + 1][6];
+	uint64_t ptr = 0x10000000, ts = 1000, seed = 0x9e3779b97f4a7c15ull, next = 1;
+	struct tb t;
+
+	memset(child, 0, sizeof(child));
+	if (tb_init(&t, 0, 0, 1700000000000000000ull, 79) < 0)
 		return NULL;
-	snprintf(file, sizeof(file), "%s/nobt.hst", dir);
-	if (tb_write(&t.file, file) < 0)
-		return NULL;
-	tb_free(&t);
-	return file;
+	tb_process(&t, 79, 1, "/usr/bin/order", 1, argv);
+	for (int i = 0; i < ORDER_PATHS; i++) {
+		uint64_t node = 0;
+		int depth = 1 + (int)(check_rand(&seed) % ORDER_DEPTH);
+		for (int d = 0; d < depth; d++) {
+			unsigned a = (unsigned)(check_rand(&seed) % 6);
+			if (!child[node][a]) {
+				child[node][a] = next;
+				tb_stack(&t, next, node, order_ips[a]);
+				tb_alloc(&t, ts++, 1, HS_FN_MALLOC, ptr += 0x100, next, next, 0);
+				next++;
+			}
+			node = child[node][a];
+		}
+	}
+	order_nstacks = (uint32_t)(next - 1);
+	return finish(&t, ts, "order");
+}
+
+/* Every line of text without its weight, each after the one before in byte order; the lines, or -1. */
+static long sorted_lines(char *text, uint64_t *sum)
+{
+	char *prev = NULL, *line = text, *nl;
+	long n = 0;
+
+	*sum = 0;
+	for (; (nl = strchr(line, '\n')) != NULL; line = nl + 1, n++) {
+		char *sp = memrchr(line, ' ', (size_t)(nl - line));
+		if (!sp)
+			return -1;
+		*sp = 0;
+		*sum += strtoull(sp + 1, NULL, 10);
+		if (prev && strcmp(prev, line) >= 0)
+			return -1;
+		prev = line;
+	}
+	return n;
+}
+
+static void order_check(void)
+{
+	struct hs_reader *r = NULL;
+	struct hs_alloctab tab;
+	struct hs_stacks st;
+	struct hs_filter f;
+	struct hs_flame fl;
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t sum;
+	FILE *m;
+	int rc;
+
+	if (load("order", build_order(), &r, &tab, &st, &f) < 0)
+		return;
+	rc = hs_flame_weights(&fl, &tab, &f, &st, HS_WEIGHT_BYTES, 0, 0);
+	CHECK_I64("order-weights", 0, rc);
+	if (rc == 0 && (m = open_memstream(&text, &len))) {
+		CHECK_I64("order-folded", 0, hs_render_flame_folded(m, &st, &fl));
+		fclose(m);
+		/* "0x1000" goes on after "0x10000" and what follows it: the byte order a sort by names misses */
+		{
+			const char *longer = strstr(text, "\n0x10000"), *on = strstr(text, "\n0x1000;");
+			CHECK("order-prefix-goes-on-after", longer && on && longer < on && !strncmp(text, "0x1000 ", 7));
+		}
+		/* a line per stack (each path's text is its own), in byte order, the bytes all there */
+		CHECK_I64("order-sorted", (long)order_nstacks, sorted_lines(text, &sum));
+		CHECK_I64("order-total", (long)order_nstacks * (order_nstacks + 1) / 2, (long)sum);
+		free(text);
+	}
+	hs_flame_free(&fl);
+	unload(r, &tab, &st, &f);
 }
 
 /* The child of node id named name, or 0. */
@@ -68,16 +203,8 @@ int main(void)
 		check_report(0, "nobt-tmpdir", "expected a temp dir got %s", strerror(errno));
 		return 0;
 	}
-	if (!check_report(build() != NULL, "nobt-build", "expected a trace file got an encoder or I/O error"))
+	if (load("nobt", build(), &r, &tab, &st, &f) < 0)
 		return 0;
-	rc = hs_reader_open(&r, file);
-	if (!check_report(rc == 0, "nobt-open", "expected 0 got %d", rc))
-		return 0;
-	memset(&tab, 0, sizeof(tab));
-	CHECK_I64("nobt-load", 0, hs_alloctab_load(&tab, r, NULL, NULL));
-	CHECK_I64("nobt-stacks", 0, hs_stacks_init(&st, r, NULL, 0, 1, HS_BY_BACKTRACE));
-	hs_filter_init(&f);
-	CHECK_I64("nobt-filter", 0, hs_filter_prepare(&f, &tab, &st));
 
 	for (int down = 0; down < 2; down++) {
 		struct hs_flame fl;
@@ -115,11 +242,8 @@ int main(void)
 		hs_flame_free(&fl);
 	}
 
-	hs_filter_free(&f);
-	hs_stacks_free(&st);
-	hs_alloctab_free(&tab);
-	hs_reader_close(r);
-	unlink(file);
+	unload(r, &tab, &st, &f);
+	order_check();
 	rmdir(dir);
 	return 0;
 }
