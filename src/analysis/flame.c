@@ -241,14 +241,32 @@ static int insert(struct hs_flame *fl, const struct hs_flame_frame *fr, int n, i
 	return 0;
 }
 
+/*
+ * The nodes of path from depth d down to its end (n) are complete: no
+ * line to come goes through them. Those lighter than keep lose the nodes
+ * under them, the last ones made (the lines come depth first), and keep
+ * their own weight for their parent's sake.
+ */
+static void prune(struct hs_flame *fl, const uint32_t *path, int d, int n, double keep)
+{
+	for (int i = n - 1; i >= d; i--) {
+		struct hs_flame_node *nd = &fl->nodes[path[i]];
+		if (nd->weight < keep && nd->first_child) {
+			nd->first_child = 0;
+			fl->nnodes = path[i] + 1;
+		}
+	}
+}
+
 /* The merged tree of the folded weights: the lines' names from the root, sorted, then each line in that order. */
-static int tree(struct hs_flame *fl, struct hs_stacks *st)
+static int tree(struct hs_flame *fl, struct hs_stacks *st, double keep_share)
 {
 	struct hs_flame_frame fr[HS_STACKS_MAX_FRAMES];
 	struct hs_flame_steps *ss = NULL;
 	uint32_t root, path[HS_STACKS_MAX_FRAMES], *order = NULL, *count = NULL, *ids = NULL, nlines = 0;
 	size_t *start = NULL, nids = 0, cap = 0;
-	int rc = 0, n;
+	double keep = keep_share * fl->total;
+	int rc = 0, n, prev = 0;
 
 	fl->nodes_cap = 1024;
 	if (!(fl->nodes = calloc(fl->nodes_cap, sizeof(*fl->nodes))))
@@ -299,12 +317,18 @@ static int tree(struct hs_flame *fl, struct hs_stacks *st)
 			while (same < m && ids[start[p] + same] == ids[start[k] + same])
 				same++;
 		}
-		if ((n = hs_flame_line(&fl->names, &ss, st, k, fr)) < 0 ||
-		    (n = insert(fl, fr, n, (int)same, fl->w[k], fl->c[k], path)) < 0) {
+		if (keep > 0)
+			prune(fl, path, (int)same, prev, keep);
+		if ((n = hs_flame_line(&fl->names, &ss, st, k, fr)) < 0) {
 			rc = n;
 			goto out;
 		}
+		prev = n;
+		if ((rc = insert(fl, fr, n, (int)same, fl->w[k], fl->c[k], path)) < 0)
+			goto out;
 	}
+	if (keep > 0)
+		prune(fl, path, 0, prev, keep);
 out:
 	hs_flame_steps_free(ss);
 	free(order);
@@ -383,7 +407,12 @@ int hs_flame_build(struct hs_flame *fl, const struct hs_alloctab *t, struct hs_f
 {
 	int rc = hs_flame_weights(fl, t, f, st, weight, at_ns, down);
 
-	return rc < 0 ? rc : tree(fl, st);
+	return rc < 0 ? rc : tree(fl, st, 0);
+}
+
+int hs_flame_tree(struct hs_flame *fl, struct hs_stacks *st, double keep)
+{
+	return tree(fl, st, keep);
 }
 
 /* Streaming: weights per stack id as the fates come (stacks are known only after the pass), folded at the end. */
@@ -478,7 +507,7 @@ int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, cons
 {
 	int rc = hs_flame_stream_weights(fs, fl, t, st, down);
 
-	return rc < 0 ? rc : tree(fl, st);
+	return rc < 0 ? rc : tree(fl, st, 0);
 }
 
 void hs_flame_stream_free(struct hs_flame_stream *fs)

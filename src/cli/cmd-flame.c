@@ -130,8 +130,8 @@ int hs_cmd_flame(int argc, char **argv)
 					  .allocs_only = (weight == HS_WEIGHT_BYTES || weight == HS_WEIGHT_COUNT) &&
 							 hs_filter_fateless(&f) };
 		rc = hs_cli_stream(&tr, path, &f, HS_BY_BACKTRACE, &sk);
-		if (rc == 0 && (folded ? hs_flame_stream_weights(sm.fs, &fl, &tr.tab, &tr.st, down)
-				       : hs_flame_stream_finish(sm.fs, &fl, &tr.tab, &tr.st, down)) < 0)
+		if (rc == 0 && (hs_flame_stream_weights(sm.fs, &fl, &tr.tab, &tr.st, down) < 0 ||
+				(!folded && hs_flame_tree(&fl, &tr.st, o.json ? 0 : hs_render_flame_svg_keep()) < 0)))
 			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 		hs_flame_stream_free(sm.fs);
 		if (rc == 1)
@@ -147,8 +147,8 @@ int hs_cmd_flame(int argc, char **argv)
 		if ((rc = hs_cli_trace_open(&tr, path, &f, HS_BY_BACKTRACE)) != 0)
 			goto out;
 		at_ns = hs_timespec_moment(&at_spec, tr.tab.end_ns, tr.tab.peak_ns);
-		if ((folded ? hs_flame_weights : hs_flame_build)(&fl, &tr.tab, &f, &tr.st, (enum hs_flame_weight)weight,
-								  at_ns, down) < 0) {
+		if (hs_flame_weights(&fl, &tr.tab, &f, &tr.st, (enum hs_flame_weight)weight, at_ns, down) < 0 ||
+		    (!folded && hs_flame_tree(&fl, &tr.st, o.json ? 0 : hs_render_flame_svg_keep()) < 0)) {
 			rc = hs_die("out of memory analysing '%s'" HS_OOM_ADVICE, path);
 			goto out;
 		}

@@ -603,6 +603,12 @@ int hs_render_flame_json(FILE *f, const struct hs_flame *fl, const char *path, c
 	return ferror(f) ? -EIO : 0;
 }
 
+double hs_render_flame_svg_keep(void)
+{
+	/* half of it, so that rounding never leaves out what a frame would show */
+	return MIN_PX / (WIDTH - 2 * PAD) / 2;
+}
+
 int hs_render_flame_svg(FILE *f, const struct hs_flame *fl, const char *title, const char *subtitle)
 {
 	struct svg s = { .f = f, .fl = fl, .depth = fl->depth };

@@ -21,6 +21,13 @@ int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame 
  */
 int hs_render_flame_json(FILE *f, const struct hs_flame *fl, const char *path, const char *filter, int estimated);
 
+/*
+ * The share of the total under which hs_render_flame_svg draws neither a
+ * frame nor anything under it, halved: a tree for it can leave out what
+ * lies under lighter nodes (hs_flame_tree's keep).
+ */
+double hs_render_flame_svg_keep(void);
+
 /* title: shown on top of the graph (the trace and the filter). Returns 0 or -EIO. */
 int hs_render_flame_svg(FILE *f, const struct hs_flame *fl, const char *title, const char *subtitle);
 

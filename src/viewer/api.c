@@ -686,7 +686,9 @@ static int flame_json(FILE *f, struct hs_api_trace *tr, struct request *q, struc
 	uint64_t at_ns = live_at(tr, q);
 	int rc;
 
-	if ((rc = hs_flame_build(&fl, tr->tab, &q->f, st, (enum hs_flame_weight)q->weight, at_ns, q->down)) < 0)
+	/* children under min are summed, not shown: what lies under them need not be built (half: rounding) */
+	if ((rc = hs_flame_weights(&fl, tr->tab, &q->f, st, (enum hs_flame_weight)q->weight, at_ns, q->down)) < 0 ||
+	    (rc = hs_flame_tree(&fl, st, q->min / 2)) < 0)
 		goto out;
 	fputs("{\"schema\": \"heapscope-viewer-flame/1\", \"file\": ", f);
 	hs_json_string(f, tr->path);
@@ -1146,7 +1148,7 @@ static int folded_text(FILE *f, struct hs_api_trace *tr, struct request *q, stru
 	int rc;
 
 	reply->type = "text/plain; charset=utf-8";
-	if ((rc = hs_flame_build(&fl, tr->tab, &q->f, st, (enum hs_flame_weight)q->weight, live_at(tr, q), 1)) == 0)
+	if ((rc = hs_flame_weights(&fl, tr->tab, &q->f, st, (enum hs_flame_weight)q->weight, live_at(tr, q), 1)) == 0)
 		rc = hs_render_flame_folded(f, st, &fl);
 	hs_flame_free(&fl);
 	return rc;

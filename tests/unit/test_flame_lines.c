@@ -144,6 +144,45 @@ static long sorted_lines(char *text, uint64_t *sum)
 	return n;
 }
 
+/* Nodes of fl at least min heavy */
+static uint32_t heavy_nodes(const struct hs_flame *fl, double min)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < fl->nnodes; i++)
+		n += fl->nodes[i].weight >= min;
+	return n;
+}
+
+/*
+ * A tree that keeps nothing under nodes lighter than a share of the total
+ * has the same heavier nodes as the whole tree (a node weighs at least
+ * what each of its children does, so they all hang from heavier ones).
+ */
+static void prune_check(const struct hs_alloctab *tab, struct hs_filter *f, struct hs_stacks *st)
+{
+	struct hs_flame whole, part;
+	double keep = 0.002, min;
+	int light_leaves = 1;
+
+	if (!CHECK("prune-whole", hs_flame_build(&whole, tab, f, st, HS_WEIGHT_BYTES, 0, 1) == 0) ||
+	    !CHECK("prune-part", hs_flame_weights(&part, tab, f, st, HS_WEIGHT_BYTES, 0, 1) == 0 &&
+					 hs_flame_tree(&part, st, keep) == 0)) {
+		hs_flame_free(&whole);
+		hs_flame_free(&part);
+		return;
+	}
+	min = keep * whole.total;
+	for (uint32_t i = 0; i < part.nnodes; i++)
+		light_leaves &= part.nodes[i].weight >= min || !part.nodes[i].first_child;
+	CHECK("prune-light-nodes-are-leaves", light_leaves);
+	CHECK_I64("prune-heavy-nodes-all-there", (long)heavy_nodes(&whole, min), (long)heavy_nodes(&part, min));
+	CHECK("prune-fewer-nodes", part.nnodes < whole.nnodes && part.nodes[0].weight == whole.nodes[0].weight &&
+					   part.depth == whole.depth);
+	hs_flame_free(&whole);
+	hs_flame_free(&part);
+}
+
 static void order_check(void)
 {
 	struct hs_reader *r = NULL;
@@ -175,6 +214,7 @@ static void order_check(void)
 		free(text);
 	}
 	hs_flame_free(&fl);
+	prune_check(&tab, &f, &st);
 	unload(r, &tab, &st, &f);
 }
 
