@@ -502,14 +502,6 @@ int hs_flame_stream_weights(struct hs_flame_stream *fs, struct hs_flame *fl, con
 	return 0;
 }
 
-int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
-			   struct hs_stacks *st, int down)
-{
-	int rc = hs_flame_stream_weights(fs, fl, t, st, down);
-
-	return rc < 0 ? rc : tree(fl, st, 0);
-}
-
 void hs_flame_stream_free(struct hs_flame_stream *fs)
 {
 	if (!fs)

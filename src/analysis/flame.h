@@ -71,18 +71,16 @@ int hs_flame_tree(struct hs_flame *fl, struct hs_stacks *st, double keep);
 void hs_flame_free(struct hs_flame *fl);
 
 /*
- * The same from one streaming pass, with no table (see hs_leaks_stream):
- * begin with the run's end, hand hs_flame_sink to hs_alloctab_stream, then
- * finish with the stacks. The filter must be hs_filter_streamable, and
- * at_ns known before the pass (not the peak).
+ * The sums of hs_flame_weights from one streaming pass, with no table (see
+ * hs_leaks_stream): begin with the run's end, hand hs_flame_sink to
+ * hs_alloctab_stream, then sum with the stacks (hs_flame_tree makes the
+ * tree of them). The filter must be hs_filter_streamable, and at_ns known
+ * before the pass (not the peak).
  */
 struct hs_flame_stream;
 int hs_flame_stream_begin(struct hs_flame_stream **out, struct hs_filter *f, uint64_t end_ns, uint64_t sample_bytes,
 			  enum hs_flame_weight weight, uint64_t at_ns);
 int hs_flame_sink(void *arg, const struct hs_fate *fates, size_t n);
-int hs_flame_stream_finish(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
-			   struct hs_stacks *st, int down);
-/* hs_flame_stream_finish without the tree, as hs_flame_weights */
 int hs_flame_stream_weights(struct hs_flame_stream *fs, struct hs_flame *fl, const struct hs_alloctab *t,
 			    struct hs_stacks *st, int down);
 void hs_flame_stream_free(struct hs_flame_stream *fs);
