@@ -371,9 +371,9 @@ static int site_and_caller(struct hs_stacks *st, uint32_t stack, struct hs_frame
 
 uint32_t hs_stacks_key(struct hs_stacks *st, uint32_t stack)
 {
-	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
+	struct hs_frame fr[1];
 	char name[1024];
-	int n, caller;
+	int n;
 
 	if (stack > st->nstacks)
 		stack = 0;
@@ -381,7 +381,12 @@ uint32_t hs_stacks_key(struct hs_stacks *st, uint32_t stack)
 		return st->key[stack];
 	if (st->by == HS_BY_BACKTRACE)
 		return st->key[stack] = hs_stacks_folded(st, stack);
-	n = site_and_caller(st, stack, fr, HS_STACKS_MAX_FRAMES, &caller);
+	/*
+	 * The site alone: the walk stops at the first frame not hidden. All
+	 * of them, named, for each of clang's 145,000 stacks (60 deep) was a
+	 * sixth of `top --by line`.
+	 */
+	n = hs_stacks_frames(st, stack, fr, 1);
 	if (n == 0)
 		snprintf(name, sizeof(name), "(no backtrace)");
 	else
@@ -399,7 +404,8 @@ uint32_t hs_stacks_caller_key(struct hs_stacks *st, uint32_t stack)
 		stack = 0;
 	if (st->caller_key[stack] != HS_STACKS_NO_KEY)
 		return st->caller_key[stack];
-	n = site_and_caller(st, stack, fr, HS_STACKS_MAX_FRAMES, &caller);
+	/* the site and its caller: a library's caller is past the run of frames in it */
+	n = site_and_caller(st, stack, fr, st->by == HS_BY_LIBRARY ? HS_STACKS_MAX_FRAMES : 2, &caller);
 	if (caller < 0)
 		snprintf(name, sizeof(name), n ? "(no caller: outermost frame)" : "(no backtrace)");
 	else
