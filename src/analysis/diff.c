@@ -52,9 +52,24 @@ static int push_id(struct hs_diff *d, uint32_t id)
  * both traces: a C++ program's backtraces spelt out whole took 3.5 KB a
  * site (clang's trace: 540 MB to diff with itself).
  */
-static int match_of(struct hs_diff *d, struct hs_stacks *st, const struct hs_top_row *row, struct side *sd)
+/* A frame as diff matches it: function and file:line, else its module and the address there (the same from run to run) */
+static void match_name(const struct hs_frame *fr, char *buf, size_t n)
 {
-	struct hs_frame fr[64];
+	if (fr->function)
+		snprintf(buf, n, "%s %s:%d", fr->function, fr->file ? base_name(fr->file) : "?", fr->line);
+	else
+		hs_frame_name(fr, buf, n);
+}
+
+/*
+ * Row's match into d->ids. The frames come named per step of the folded
+ * tree (steps), each once: clang's 60,000 rows of 50 frames, each frame's
+ * text made and looked up again, were two thirds of a diff.
+ */
+static int match_of(struct hs_diff *d, struct hs_stacks *st, struct hs_flame_steps **steps, const struct hs_top_row *row,
+		    struct side *sd)
+{
+	struct hs_flame_frame fr[HS_STACKS_MAX_FRAMES];
 	char text[1100];
 	int n, rc = 0;
 
@@ -64,15 +79,12 @@ static int match_of(struct hs_diff *d, struct hs_stacks *st, const struct hs_top
 		sd->n = 1;
 		return push_id(d, intern(d, hs_stacks_key_name(st, row->key, 0, text, sizeof(text))));
 	}
-	n = hs_stacks_folded_frames(st, row->key, fr, 64);
-	for (int j = 0; j < n && rc == 0; j++) {
-		if (fr[j].function)
-			snprintf(text, sizeof(text), "%s %s:%d", fr[j].function, fr[j].file ? base_name(fr[j].file) : "?",
-				 fr[j].line);
-		else /* its module and the address there: the same from run to run of the same binaries */
-			hs_frame_name(&fr[j], text, sizeof(text));
-		rc = push_id(d, intern(d, text));
-	}
+	if ((n = hs_flame_steps_line(&d->names, steps, st, row->key, fr, match_name, sizeof(text))) < 0)
+		return n;
+	if (n > 64)
+		n = 64;
+	for (int j = 0; j < n && rc == 0; j++)
+		rc = push_id(d, fr[j].name);
 	sd->n = (uint32_t)n;
 	return rc;
 }
@@ -103,14 +115,17 @@ static int cmp_side(const void *pa, const void *pb)
 static int sides(struct hs_diff *d, struct side **out, const struct hs_top *top, struct hs_stacks *st)
 {
 	struct side *s = calloc(top->nrows ? top->nrows : 1, sizeof(*s));
-	int rc;
+	struct hs_flame_steps *steps = NULL;   /* this trace's: its folded ids */
+	int rc = 0;
 
 	*out = s;
 	if (!s)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < top->nrows; i++)
-		if ((rc = match_of(d, st, &top->rows[i], &s[i])) < 0)
-			return rc;
+	for (uint32_t i = 0; i < top->nrows && rc == 0; i++)
+		rc = match_of(d, st, &steps, &top->rows[i], &s[i]);
+	hs_flame_steps_free(steps);
+	if (rc < 0)
+		return rc;
 	sorting = d;
 	qsort(s, top->nrows, sizeof(*s), cmp_side);
 	return 0;

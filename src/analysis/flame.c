@@ -32,13 +32,15 @@ struct hs_flame_steps {
 	size_t cap;
 	struct hs_flame_frame *v; /* every step's frames, innermost first */
 	size_t n, vcap;
+	hs_frame_namer namer;     /* how these steps' frames are named, into name_max bytes */
+	size_t name_max;
 };
 
 /* Folded id f's step, named on first use; NULL when out of memory. */
 static const struct step *step_of(struct hs_names *names, struct hs_flame_steps *ss, struct hs_stacks *st, uint32_t f)
 {
 	struct hs_frame fr[HS_STACKS_MAX_FRAMES];
-	char name[1024];
+	char name[HS_FRAME_NAME_MAX];
 	struct step *s;
 	int n;
 
@@ -72,7 +74,7 @@ static const struct step *step_of(struct hs_names *names, struct hs_flame_steps 
 	s->first = (uint32_t)ss->n;
 	for (int i = 0; i < n; i++) {
 		struct hs_flame_frame *e = &ss->v[ss->n++];
-		hs_flame_frame_name(&fr[i], name, sizeof(name));
+		ss->namer(&fr[i], name, ss->name_max);
 		if (hs_names_intern(names, name, &e->name) < 0)
 			return NULL;
 		e->line = fr[i].line;
@@ -84,13 +86,17 @@ static const struct step *step_of(struct hs_names *names, struct hs_flame_steps 
 	return s;
 }
 
-int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
-		  struct hs_flame_frame *out)
+int hs_flame_steps_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
+			struct hs_flame_frame *out, hs_frame_namer namer, size_t name_max)
 {
 	int n = 0;
 
-	if (!*steps && !(*steps = calloc(1, sizeof(**steps))))
-		return -ENOMEM;
+	if (!*steps) {
+		if (!(*steps = calloc(1, sizeof(**steps))))
+			return -ENOMEM;
+		(*steps)->namer = namer;
+		(*steps)->name_max = name_max < HS_FRAME_NAME_MAX ? name_max : HS_FRAME_NAME_MAX;
+	}
 	for (uint32_t f = folded; f && n < HS_STACKS_MAX_FRAMES;) {
 		const struct step *s = step_of(names, *steps, st, f);
 		if (!s)
@@ -99,6 +105,14 @@ int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct 
 			out[n++] = (*steps)->v[s->first + i];
 		f = s->parent;
 	}
+	return n;
+}
+
+int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
+		  struct hs_flame_frame *out)
+{
+	int n = hs_flame_steps_line(names, steps, st, folded, out, hs_flame_frame_name, 1024);
+
 	if (n == 0) {
 		out[0] = (struct hs_flame_frame){ .name = 0 };
 		if (hs_names_intern(names, "[no backtrace]", &out[0].name) < 0)

@@ -108,6 +108,18 @@ int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct 
 		  struct hs_flame_frame *out);
 void hs_flame_steps_free(struct hs_flame_steps *steps);
 
+/* A frame's text into buf (n bytes at most, terminator included) */
+typedef void (*hs_frame_namer)(const struct hs_frame *fr, char *buf, size_t n);
+#define HS_FRAME_NAME_MAX 1100
+/*
+ * hs_flame_line with frames named by namer into at most name_max bytes
+ * (up to HS_FRAME_NAME_MAX), and nothing in place of a missing backtrace:
+ * the count (0 for none) or -ENOMEM. *steps keeps the namer it was started
+ * with, for the same table of names.
+ */
+int hs_flame_steps_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
+			struct hs_flame_frame *out, hs_frame_namer namer, size_t name_max);
+
 /*
  * Lines order[0 .. n) sorted by their keys, line k's being keys[start[k]
  * .. start[k] + count[k]), compared as numbers from the first, a line
