@@ -70,7 +70,7 @@ static int match_of(struct hs_diff *d, struct hs_stacks *st, struct hs_flame_ste
 		    struct side *sd)
 {
 	struct hs_flame_frame fr[HS_STACKS_MAX_FRAMES];
-	char text[1100];
+	char text[HS_FRAME_NAME_MAX];
 	int n, rc = 0;
 
 	sd->row = row;

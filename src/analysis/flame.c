@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define EMPTY UINT32_MAX
+#define FLAME_NAME_MAX 1024   /* where a flame graph's frame names are cut */
 
 const char *const hs_flame_weight_names[HS_WEIGHT_COUNT_] = { "bytes", "count", "leaked", "live" };
 
@@ -111,7 +112,7 @@ int hs_flame_steps_line(struct hs_names *names, struct hs_flame_steps **steps, s
 int hs_flame_line(struct hs_names *names, struct hs_flame_steps **steps, struct hs_stacks *st, uint32_t folded,
 		  struct hs_flame_frame *out)
 {
-	int n = hs_flame_steps_line(names, steps, st, folded, out, hs_flame_frame_name, 1024);
+	int n = hs_flame_steps_line(names, steps, st, folded, out, hs_flame_frame_name, FLAME_NAME_MAX);
 
 	if (n == 0) {
 		out[0] = (struct hs_flame_frame){ .name = 0 };
