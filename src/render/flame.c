@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "../common/decimal.h"
 
 #define WIDTH 1200
 #define PAD 10
@@ -412,15 +413,11 @@ static int text_fixed(struct text *t, double v, int decimals)
 
 static int text_int(struct text *t, long long v)
 {
-	char num[24], *p = num + sizeof(num);
-	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	char num[24];
 
-	do
-		*--p = (char)('0' + u % 10);
-	while (u /= 10);
-	if (v < 0)
-		*--p = '-';
-	return text_add(t, p, (size_t)(num + sizeof(num) - p));
+	num[0] = '-';
+	return text_add(t, num + (v >= 0),
+			(v < 0) + hs_u64_to_str(num + 1, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v));
 }
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "heapscope/reader.h"
+#include "../common/decimal.h"
 
 /*
  * printf rounds v * 10^decimals exactly, ties to even. The product in
@@ -17,7 +18,8 @@
 size_t hs_fmt_fixed(char *buf, size_t n, double v, int decimals)
 {
 	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
-	char digits[32], *p = digits + sizeof(digits);
+	static const uint64_t u10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000 };
+	char digits[48], *p = digits, fraction[24];
 	double x, whole, frac;
 	uint64_t r;
 	size_t len;
@@ -36,19 +38,20 @@ size_t hs_fmt_fixed(char *buf, size_t n, double v, int decimals)
 		goto slow;
 	else
 		r = (uint64_t)whole + (frac > 0.5);
-	for (k = 0; k < decimals; k++, r /= 10)
-		*--p = (char)('0' + r % 10);
-	if (decimals)
-		*--p = '.';
-	do
-		*--p = (char)('0' + r % 10);
-	while (r /= 10);
 	if (signbit(v))
-		*--p = '-';
-	len = (size_t)(digits + sizeof(digits) - p);
+		*p++ = '-';
+	p += hs_u64_to_str(p, r / u10[decimals]);
+	if (decimals) {
+		/* a leading 1 keeps the fraction's zeros (as lifetimes' seconds) */
+		hs_u64_to_str(fraction, r % u10[decimals] + u10[decimals]);
+		*p++ = '.';
+		memcpy(p, fraction + 1, (size_t)decimals);
+		p += decimals;
+	}
+	len = (size_t)(p - digits);
 	if (len >= n)
 		goto slow;
-	memcpy(buf, p, len);
+	memcpy(buf, digits, len);
 	buf[len] = 0;
 	return len;
 slow:
