@@ -52,7 +52,7 @@ static int push_id(struct hs_diff *d, uint32_t id)
  * both traces: a C++ program's backtraces spelt out whole took 3.5 KB a
  * site (clang's trace: 540 MB to diff with itself).
  */
-/* A frame as diff matches it: function and file:line, else its module and the address there (the same from run to run) */
+/* A frame as diff matches it: function and file:line, else its module and the address there (the same run to run) */
 static void match_name(const struct hs_frame *fr, char *buf, size_t n)
 {
 	if (fr->function)
@@ -66,8 +66,8 @@ static void match_name(const struct hs_frame *fr, char *buf, size_t n)
  * tree (steps), each once: clang's 60,000 rows of 50 frames, each frame's
  * text made and looked up again, were two thirds of a diff.
  */
-static int match_of(struct hs_diff *d, struct hs_stacks *st, struct hs_flame_steps **steps, const struct hs_top_row *row,
-		    struct side *sd)
+static int match_of(struct hs_diff *d, struct hs_stacks *st, struct hs_flame_steps **steps,
+		    const struct hs_top_row *row, struct side *sd)
 {
 	struct hs_flame_frame fr[HS_STACKS_MAX_FRAMES];
 	char text[HS_FRAME_NAME_MAX];

@@ -139,7 +139,8 @@ void hs_flame_steps_free(struct hs_flame_steps *steps)
  */
 #define KEY_END UINT32_MAX
 
-static inline uint32_t line_key(const uint32_t *keys, const size_t *start, const uint32_t *count, uint32_t k, uint32_t d)
+static inline uint32_t line_key(const uint32_t *keys, const size_t *start, const uint32_t *count, uint32_t k,
+				uint32_t d)
 {
 	return d < count[k] ? keys[start[k] + d] : KEY_END;
 }

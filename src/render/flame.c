@@ -187,33 +187,33 @@ static int same_line(const struct folded *fo, uint32_t x, uint32_t y)
 struct text {
 	char *s;
 	size_t n, cap;
+	int err;   /* -ENOMEM once an append failed: the later ones do nothing, and the caller asks once */
 };
 
-/* Room for n more bytes; -ENOMEM. */
+/* Room for n more bytes, or t->err set */
 static int text_reserve(struct text *t, size_t n)
 {
-	if (t->n + n > t->cap) {
+	if (!t->err && t->n + n > t->cap) {
 		size_t cap = t->cap ? t->cap : 4096;
 		char *p;
 		while (cap < t->n + n)
 			cap *= 2;
 		if (!(p = realloc(t->s, cap)))
-			return -ENOMEM;
-		t->s = p;
-		t->cap = cap;
+			t->err = -ENOMEM;
+		else {
+			t->s = p;
+			t->cap = cap;
+		}
 	}
-	return 0;
+	return t->err == 0;
 }
 
-static int text_add(struct text *t, const char *s, size_t n)
+static void text_add(struct text *t, const char *s, size_t n)
 {
-	int rc = text_reserve(t, n);
-
-	if (rc == 0) {
+	if (text_reserve(t, n)) {
 		memcpy(t->s + t->n, s, n);
 		t->n += n;
 	}
-	return rc;
 }
 
 /*
@@ -224,19 +224,16 @@ static int text_add(struct text *t, const char *s, size_t n)
 static int line_put(struct text *t, const struct folded *fo, uint32_t k, uint64_t sum)
 {
 	char num[32];
-	int rc = 0;
 
 	t->n = 0;
-	for (uint32_t j = 0; j < fo->count[k] && rc == 0; j++) {
+	for (uint32_t j = 0; j < fo->count[k]; j++) {
 		const char *name = hs_names_str(&fo->names, fo->ids[fo->start[k] + j]);
 		if (j)
-			rc = text_add(t, ";", 1);
-		if (rc == 0)
-			rc = text_add(t, name, strlen(name));
+			text_add(t, ";", 1);
+		text_add(t, name, strlen(name));
 	}
-	if (rc == 0)
-		rc = text_add(t, num, (size_t)snprintf(num, sizeof(num), " %llu\n", (unsigned long long)sum));
-	return rc;
+	text_add(t, num, (size_t)snprintf(num, sizeof(num), " %llu\n", (unsigned long long)sum));
+	return t->err;
 }
 
 int hs_render_flame_folded(FILE *f, struct hs_stacks *st, const struct hs_flame *fl)
@@ -387,43 +384,42 @@ static uint32_t sorted_kids(const struct hs_flame *fl, uint32_t *kids, uint32_t 
 	return n;
 }
 
-/* Text escaped for XML at the end of t (len bytes of s); -ENOMEM. */
-static int text_xml(struct text *t, const char *s, size_t len)
+/* Text escaped for XML at the end of t (len bytes of s) */
+static void text_xml(struct text *t, const char *s, size_t len)
 {
 	/* room for the worst case, an entity for each byte */
-	int rc = text_reserve(t, 6 * len);
-
-	if (rc == 0)
+	if (text_reserve(t, 6 * len))
 		t->n += hs_xml_escape(t->s + t->n, s, len);
-	return rc;
 }
 
-static int text_str(struct text *t, const char *s)
+static void text_str(struct text *t, const char *s)
 {
-	return text_add(t, s, strlen(s));
+	text_add(t, s, strlen(s));
 }
 
 /* printf's "%.*f" of v */
-static int text_fixed(struct text *t, double v, int decimals)
+static void text_fixed(struct text *t, double v, int decimals)
 {
 	char num[HS_FMT_FIXED_MAX];
 
-	return text_add(t, num, hs_fmt_fixed(num, sizeof(num), v, decimals));
+	text_add(t, num, hs_fmt_fixed(num, sizeof(num), v, decimals));
 }
 
-static int text_int(struct text *t, long long v)
+static void text_int(struct text *t, long long v)
 {
 	char num[24];
 
 	num[0] = '-';
-	return text_add(t, num + (v >= 0),
-			(v < 0) + hs_u64_to_str(num + 1, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v));
+	text_add(t, num + (v >= 0),
+		 (v < 0) + hs_u64_to_str(num + 1, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v));
 }
+
+#define LABEL_MAX 511   /* bytes of a name that a frame's label shows at most */
 
 /*
  * One frame's element, built whole and written at once: fprintf's
  * parsing and its formatting of nine numbers each, for clang's 41,000
- * frames, were a third of the command.
+ * frames, were a third of the command. 0 or -ENOMEM.
  */
 static int frame_element(struct svg *s, const struct hs_flame_node *nd, const char *name, uint32_t depth, double x,
 			 double w)
@@ -433,7 +429,7 @@ static int frame_element(struct svg *s, const struct hs_flame_node *nd, const ch
 	double y = fl->down ? TOP + depth * ROW : TOP + (s->depth - depth) * ROW;
 	size_t len = strlen(name), fit;
 	char a[64], b[64];
-	int r, g, bl, rc;
+	int r, g, bl;
 
 	if (nd == fl->nodes) {
 		r = 170; g = 190; bl = 200;
@@ -444,47 +440,67 @@ static int frame_element(struct svg *s, const struct hs_flame_node *nd, const ch
 	fmt_weight(fl, nd->weight, a, sizeof(a));
 	hs_fmt_count(b, sizeof(b), nd->count);
 	fit = w < 3 * CHAR_PX ? 0 : (size_t)((w - 6) / CHAR_PX);
-	if ((rc = text_str(t, "<g class=\"f\" data-x=\"")) < 0 ||
-	    (rc = text_fixed(t, (x - PAD) / (WIDTH - 2 * PAD), 6)) < 0 || (rc = text_str(t, "\" data-w=\"")) < 0 ||
-	    (rc = text_fixed(t, w / (WIDTH - 2 * PAD), 6)) < 0 || (rc = text_str(t, "\" data-d=\"")) < 0 ||
-	    (rc = text_int(t, depth)) < 0 || (rc = text_str(t, "\" data-n=\"")) < 0 ||
-	    (rc = text_xml(t, name, len)) < 0 || (rc = text_str(t, "\"><title>")) < 0 ||
-	    (rc = text_xml(t, name, len)) < 0 || (nd->inlined && (rc = text_str(t, " [inlined]")) < 0))
-		return rc;
+	text_str(t, "<g class=\"f\" data-x=\"");
+	text_fixed(t, (x - PAD) / (WIDTH - 2 * PAD), 6);
+	text_str(t, "\" data-w=\"");
+	text_fixed(t, w / (WIDTH - 2 * PAD), 6);
+	text_str(t, "\" data-d=\"");
+	text_int(t, depth);
+	text_str(t, "\" data-n=\"");
+	text_xml(t, name, len);
+	text_str(t, "\"><title>");
+	text_xml(t, name, len);
+	if (nd->inlined)
+		text_str(t, " [inlined]");
 	if (nd->file) {
 		const char *file = base_name(nd->file);
-		if ((rc = text_str(t, "\n")) < 0 || (rc = text_xml(t, file, strlen(file))) < 0)
-			return rc;
-		if (nd->several_lines)
-			rc = text_str(t, " (several lines)");
-		else if ((rc = text_str(t, ":")) == 0)
-			rc = text_int(t, nd->line);
-		if (rc < 0)
-			return rc;
+		text_str(t, "\n");
+		text_xml(t, file, strlen(file));
+		if (nd->several_lines) {
+			text_str(t, " (several lines)");
+		} else {
+			text_str(t, ":");
+			text_int(t, nd->line);
+		}
 	}
-	if ((rc = text_str(t, "\n")) < 0 || (rc = text_str(t, weight_label(fl->weight))) < 0 ||
-	    (rc = text_str(t, ": ")) < 0 || (rc = text_str(t, a)) < 0 || (rc = text_str(t, " (")) < 0 ||
-	    (rc = text_fixed(t, fl->total > 0 ? 100.0 * nd->weight / fl->total : 0.0, 2)) < 0 ||
-	    (rc = text_str(t, "%), ")) < 0 || (rc = text_str(t, b)) < 0 ||
-	    (rc = text_str(t, " allocations</title><rect x=\"")) < 0 || (rc = text_fixed(t, x, 2)) < 0 ||
-	    (rc = text_str(t, "\" y=\"")) < 0 || (rc = text_fixed(t, y, 0)) < 0 ||
-	    (rc = text_str(t, "\" width=\"")) < 0 || (rc = text_fixed(t, w, 2)) < 0 ||
-	    (rc = text_str(t, "\" height=\"")) < 0 || (rc = text_int(t, ROW - 1)) < 0 ||
-	    (rc = text_str(t, "\" fill=\"rgb(")) < 0 || (rc = text_int(t, r)) < 0 || (rc = text_str(t, ",")) < 0 ||
-	    (rc = text_int(t, g)) < 0 || (rc = text_str(t, ",")) < 0 || (rc = text_int(t, bl)) < 0 ||
-	    (rc = text_str(t, ")\" rx=\"2\"/><text x=\"")) < 0 || (rc = text_fixed(t, x + 3, 2)) < 0 ||
-	    (rc = text_str(t, "\" y=\"")) < 0 || (rc = text_fixed(t, y + 11.5, 0)) < 0 || (rc = text_str(t, "\">")) < 0)
-		return rc;
+	text_str(t, "\n");
+	text_str(t, weight_label(fl->weight));
+	text_str(t, ": ");
+	text_str(t, a);
+	text_str(t, " (");
+	text_fixed(t, fl->total > 0 ? 100.0 * nd->weight / fl->total : 0.0, 2);
+	text_str(t, "%), ");
+	text_str(t, b);
+	text_str(t, " allocations</title><rect x=\"");
+	text_fixed(t, x, 2);
+	text_str(t, "\" y=\"");
+	text_fixed(t, y, 0);
+	text_str(t, "\" width=\"");
+	text_fixed(t, w, 2);
+	text_str(t, "\" height=\"");
+	text_int(t, ROW - 1);
+	text_str(t, "\" fill=\"rgb(");
+	text_int(t, r);
+	text_str(t, ",");
+	text_int(t, g);
+	text_str(t, ",");
+	text_int(t, bl);
+	text_str(t, ")\" rx=\"2\"/><text x=\"");
+	text_fixed(t, x + 3, 2);
+	text_str(t, "\" y=\"");
+	text_fixed(t, y + 11.5, 0);
+	text_str(t, "\">");
 	/* the label as fits, cut to fit - 2 bytes and "..": a name cut inside a UTF-8 sequence ends in U+FFFD */
-	if (fit >= len)
-		rc = text_xml(t, name, len);
-	else if (fit > 2 && (rc = text_xml(t, name, fit - 2 < 511 ? fit - 2 : 511)) == 0)
-		rc = text_str(t, "..");
-	if (rc == 0)
-		rc = text_str(t, "</text></g>\n");
-	if (rc == 0)
+	if (fit >= len) {
+		text_xml(t, name, len);
+	} else if (fit > 2) {
+		text_xml(t, name, fit - 2 < LABEL_MAX ? fit - 2 : LABEL_MAX);
+		text_str(t, "..");
+	}
+	text_str(t, "</text></g>\n");
+	if (!t->err)
 		fwrite(t->s, 1, t->n, s->f);
-	return rc;
+	return t->err;
 }
 
 static int frame(struct svg *s, uint32_t id, uint32_t depth, double x)

@@ -309,7 +309,8 @@ void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, 
 }
 
 /* Bytes XML takes as they are: printable ASCII but the five that need an entity (one load, not six tests) */
-#define XML_PLAIN_16(b) ((b) >= 0x20 && (b) < 0x80 && (b) != '<' && (b) != '>' && (b) != '&' && (b) != '"' && (b) != '\'')
+#define XML_PLAIN_16(b) \
+	((b) >= 0x20 && (b) < 0x80 && (b) != '<' && (b) != '>' && (b) != '&' && (b) != '"' && (b) != '\'')
 #define XML_PLAIN_ROW(b)                                                                              \
 	XML_PLAIN_16(b), XML_PLAIN_16(b + 1), XML_PLAIN_16(b + 2), XML_PLAIN_16(b + 3), XML_PLAIN_16(b + 4), \
 	XML_PLAIN_16(b + 5), XML_PLAIN_16(b + 6), XML_PLAIN_16(b + 7), XML_PLAIN_16(b + 8), XML_PLAIN_16(b + 9), \
