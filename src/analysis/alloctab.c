@@ -37,6 +37,8 @@ struct slot {
 struct index {
 	struct slot *slots;
 	unsigned bits;
+	unsigned down;   /* 32 - bits: home()'s shift */
+	size_t mask;     /* 2^bits - 1 */
 	size_t used;
 };
 
@@ -157,9 +159,8 @@ static uint32_t hash_of(uint64_t ptr)
  */
 static size_t home(const struct index *x, uint32_t hash)
 {
-	size_t page = x->bits <= 24 ? (size_t)(hash >> 8) >> (24 - x->bits) : (size_t)(hash >> 8) << (x->bits - 24);
-
-	return (page + (hash & 0xff)) & (((size_t)1 << x->bits) - 1);
+	/* the page's 24 bits moved to the top of bits (down or up: one shift, as bits <= 32), plus the offset */
+	return (((size_t)(hash & ~0xffu) >> x->down) + (hash & 0xff)) & x->mask;
 }
 
 /* Huge pages where the size allows: probes land anywhere, and 4K pages would add a TLB miss to each. */
@@ -206,6 +207,8 @@ static struct hs_alloc *alloc_block(int first)
 static int index_init(struct index *x, unsigned bits)
 {
 	x->bits = bits;
+	x->down = 32 - bits;
+	x->mask = ((size_t)1 << bits) - 1;
 	x->used = 0;
 	x->slots = alloc_huge(sizeof(*x->slots) << bits);
 	if (!x->slots)
@@ -215,7 +218,7 @@ static int index_init(struct index *x, unsigned bits)
 	return 0;
 }
 
-static int index_grow(struct index *x)
+static __attribute__((noinline)) int index_grow(struct index *x)
 {
 	struct index nx;
 	size_t mask;
@@ -224,7 +227,7 @@ static int index_grow(struct index *x)
 		return -EOVERFLOW;
 	if (index_init(&nx, x->bits + 1) < 0)
 		return -ENOMEM;
-	mask = ((size_t)1 << nx.bits) - 1;
+	mask = nx.mask;
 	for (size_t i = 0; i < (size_t)1 << x->bits; i++) {
 		size_t j;
 		if (x->slots[i].idx == EMPTY)
@@ -241,9 +244,10 @@ static int index_grow(struct index *x)
 }
 
 /* Slot holding the live block at ptr, or the empty slot where it would go. */
-static size_t index_find(const struct index *x, const struct hs_alloctab *t, uint64_t ptr, uint32_t hash)
+static inline __attribute__((always_inline)) size_t index_probe(const struct index *x, const struct hs_alloctab *t,
+							      uint64_t ptr, uint32_t hash)
 {
-	size_t mask = ((size_t)1 << x->bits) - 1, i = home(x, hash);
+	size_t mask = x->mask, i = home(x, hash);
 
 	ptr &= HS_ALLOC_TIME_MASK;
 	while (x->slots[i].idx != EMPTY &&
@@ -252,9 +256,16 @@ static size_t index_find(const struct index *x, const struct hs_alloctab *t, uin
 	return i;
 }
 
+/* index_probe called: the replay's loop stays small; the flush into the live set, where most lookups are, inlines it. */
+static __attribute__((noinline)) size_t index_find(const struct index *x, const struct hs_alloctab *t, uint64_t ptr,
+						   uint32_t hash)
+{
+	return index_probe(x, t, ptr, hash);
+}
+
 static void index_remove(struct index *x, size_t i)
 {
-	size_t mask = ((size_t)1 << x->bits) - 1, j = i;
+	size_t mask = x->mask, j = i;
 
 	/* backward shift instead of tombstones, so probe runs stay short under churn */
 	for (;;) {
@@ -550,6 +561,12 @@ static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_eve
 	}
 }
 
+/* retire() of a block whose free was never recorded, out of line: rare, and inlined it made every flush save six registers. */
+static __attribute__((noinline, cold)) void retire_replaced(struct pass *ps, uint32_t idx, uint64_t ns)
+{
+	retire(ps, idx, ns);
+}
+
 /* Puts a table entry into the live set; an older live block at its address is settled first (its free was never recorded). */
 static int index_put(struct pass *ps, uint64_t ptr, uint32_t idx, uint64_t ns)
 {
@@ -560,9 +577,9 @@ static int index_put(struct pass *ps, uint64_t ptr, uint32_t idx, uint64_t ns)
 
 	if ((ps->live.used + 1) * 4 > (size_t)3 << ps->live.bits && (rc = index_grow(&ps->live)) < 0)
 		return rc;
-	slot = index_find(&ps->live, t, ptr, hash);
+	slot = index_probe(&ps->live, t, ptr, hash);
 	if (ps->live.slots[slot].idx != EMPTY)
-		retire(ps, ps->live.slots[slot].idx, ns);
+		retire_replaced(ps, ps->live.slots[slot].idx, ns);
 	else
 		ps->live.used++;
 	ps->live.slots[slot] = (struct slot){ .idx = idx, .hash = hash };
@@ -723,7 +740,7 @@ static inline __attribute__((always_inline)) void on_free(struct pass *ps, const
 		a = pending_entry(ps, (unsigned)k);
 		idx = ps->pend_idx[k];
 	} else {
-		slot = index_find(&ps->live, t, ev->ptr, hash_of(ev->ptr));
+		slot = index_probe(&ps->live, t, ev->ptr, hash_of(ev->ptr));
 		if (ps->live.slots[slot].idx == EMPTY) {
 			t->untracked_frees++;
 			return;

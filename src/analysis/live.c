@@ -42,6 +42,7 @@ void hs_live_init(struct hs_live *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->cap = HS_LIVE_FIRST_SLOTS;
+	l->mask = l->cap - 1;
 	l->shift = 64 - (unsigned)__builtin_ctz(HS_LIVE_FIRST_SLOTS);
 	l->used = 0;
 	l->slots = alloc_slots(l->cap);
@@ -82,24 +83,13 @@ void hs_live_forget_big(struct hs_live *l, const struct hs_live_block *b)
 		}
 }
 
-struct hs_live_block *hs_live_find(struct hs_live *l, uint64_t ptr)
-{
-	size_t i = slot_of(l, ptr);
-
-	while (l->slots[i].ptr) {
-		if (l->slots[i].ptr == ptr)
-			return &l->slots[i];
-		i = (i + 1) & (l->cap - 1);
-	}
-	return NULL;
-}
-
-static void grow(struct hs_live *l)
+void hs_live_grow(struct hs_live *l)
 {
 	struct hs_live_block *old = l->slots;
 	size_t ocap = l->cap;
 
 	l->cap *= 2;
+	l->mask = l->cap - 1;
 	l->shift--;
 	l->slots = alloc_slots(l->cap);
 	for (size_t i = 0; i < ocap; i++) {
@@ -107,49 +97,8 @@ static void grow(struct hs_live *l)
 			continue;
 		size_t j = slot_of(l, old[i].ptr);
 		while (l->slots[j].ptr)
-			j = (j + 1) & (l->cap - 1);
+			j = (j + 1) & l->mask;
 		l->slots[j] = old[i];
 	}
 	free_slots(old, ocap);
-}
-
-struct hs_live_block *hs_live_put(struct hs_live *l, uint64_t ptr, int *existed)
-{
-	size_t i;
-
-	if ((l->used + 1) * 2 > l->cap)
-		grow(l);
-	i = slot_of(l, ptr);
-	while (l->slots[i].ptr) {
-		if (l->slots[i].ptr == ptr) {
-			*existed = 1;
-			return &l->slots[i];
-		}
-		i = (i + 1) & (l->cap - 1);
-	}
-	*existed = 0;
-	l->used++;
-	memset(&l->slots[i], 0, sizeof(l->slots[i]));
-	l->slots[i].ptr = ptr;
-	return &l->slots[i];
-}
-
-void hs_live_remove(struct hs_live *l, struct hs_live_block *b)
-{
-	size_t i = (size_t)(b - l->slots), j = i;
-
-	hs_live_forget(l, b);
-	/* shift later members of the probe run back so lookups never stop early */
-	for (;;) {
-		j = (j + 1) & (l->cap - 1);
-		if (!l->slots[j].ptr)
-			break;
-		size_t home = slot_of(l, l->slots[j].ptr);
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			l->slots[i] = l->slots[j];
-			i = j;
-		}
-	}
-	l->slots[i].ptr = 0;
-	l->used--;
 }
