@@ -835,11 +835,11 @@ static inline struct hs_predict *current_predict(struct hs_reader *r)
  * checked here, where it is read: most events read nothing.
  */
 __attribute__((always_inline)) static inline uint64_t fast_time(const struct hs_reader *r, const uint8_t **pt, uint64_t *run,
-								int *bad)
+								int *bad, const int modern)
 {
 	uint64_t t;
 
-	if (!r->runs) {
+	if (!modern && !r->runs) {
 		t = fast_varint(pt, bad);
 	} else if (*run) {
 		(*run)--;
@@ -875,8 +875,10 @@ static int fast_realloc(struct hs_reader *r, struct hs_event *ev);
  * it and names any error; <0: the reader has failed (a block at address 0,
  * known only once the state has moved on).
  */
-__attribute__((always_inline)) static inline int fast_record(struct hs_reader *r, struct hs_event *ev, const int reallocs)
+__attribute__((always_inline)) static inline int fast_record(struct hs_reader *r, struct hs_event *ev, const int reallocs,
+							     const int modern)
 {
+	const int freed = modern || r->freed;
 	unsigned type = *r->sp[HS_STREAM_TYPE], family = r->fast[type] >> 4;
 	const uint8_t *pt = r->sp[HS_STREAM_TIME], *pp = r->sp[HS_STREAM_PTR];
 	struct hs_predict *pr;
@@ -894,7 +896,7 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 			old = fast_varint(&pp, &bad);
 		size = fast_varint(&ps, &bad);
 		stack = fast_varint(&pk, &bad);
-		t = fast_time(r, &pt, &run, &bad);
+		t = fast_time(r, &pt, &run, &bad, modern);
 		if (bad || pp > r->se[HS_STREAM_PTR] || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] ||
 		    stack >= r->stack_lim)
 			return 0;
@@ -902,7 +904,7 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 		r->sp[HS_STREAM_STACK] = pk;
 		pr = current_predict(r);
 		cls = hs_size_class(size);
-		predicted = hs_predict_alloc(pr, cls, r->freed);
+		predicted = hs_predict_alloc(pr, cls, freed);
 		ev->kind = HS_EVENT_ALLOC;
 		ev->fn = fn;
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
@@ -910,7 +912,7 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 			return zero_address(r, r->sp[HS_STREAM_TYPE]);
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
-		ev->old_ptr = !reallocs ? 0 : r->freed ? hs_realloc_old(old, ev->ptr, pr->last) :
+		ev->old_ptr = !reallocs ? 0 : freed ? hs_realloc_old(old, ev->ptr, pr->last) :
 					      ev->ptr + (uint64_t)hs_unzigzag(old);
 		pr->cls[cls] = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
@@ -918,19 +920,19 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 		return 0;
 	} else if (family == FAST_FREE_RECENT || family == FAST_FREE_RECENT_AT) {
 		a = family == FAST_FREE_RECENT ? fast_varint(&pp, &bad) : type & 15;
-		t = fast_time(r, &pt, &run, &bad);
+		t = fast_time(r, &pt, &run, &bad, modern);
 		pr = current_predict(r);
 		if (bad || pp > r->se[HS_STREAM_PTR] || a >= pr->nrecent)
 			return 0;
 		ev->kind = HS_EVENT_FREE;
 		ev->fn = fn;
-		ev->ptr = hs_recent_take(pr, (uint32_t)a, r->freed);
+		ev->ptr = hs_recent_take(pr, (uint32_t)a, freed);
 		ev->size = 0;
 		ev->stack = 0;
 		ev->old_ptr = 0;
 	} else if (family == FAST_FREE) {
 		a = fast_varint(&pp, &bad);
-		t = fast_time(r, &pt, &run, &bad);
+		t = fast_time(r, &pt, &run, &bad, modern);
 		if (bad || pp > r->se[HS_STREAM_PTR])
 			return 0;
 		pr = current_predict(r);
@@ -961,16 +963,17 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
  */
 __attribute__((noinline)) static int fast_realloc(struct hs_reader *r, struct hs_event *ev)
 {
-	return fast_record(r, ev, 1);
+	return fast_record(r, ev, 1, 0);
 }
 
-__attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, struct hs_event *ev)
+/* modern: the file has runs of time and the freed list (5.0 on), so neither is asked per record */
+__attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, struct hs_event *ev, const int modern)
 {
-	return fast_record(r, ev, 0);
+	return fast_record(r, ev, 0, modern);
 }
 
 /* fast_one without addresses (hs_reader_skip_addresses): neither the ptr stream nor the predictions are read */
-__attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, struct hs_event *ev)
+__attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, struct hs_event *ev, const int modern)
 {
 	unsigned type = *r->sp[HS_STREAM_TYPE], family = r->fast[type] >> 4;
 	const uint8_t *pt = r->sp[HS_STREAM_TIME];
@@ -981,7 +984,7 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
 		uint64_t size = fast_varint(&ps, &bad), stack = fast_varint(&pk, &bad);
 
-		t = fast_time(r, &pt, &run, &bad);
+		t = fast_time(r, &pt, &run, &bad, modern);
 		if (bad || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] || stack >= r->stack_lim)
 			return 0;
 		r->sp[HS_STREAM_SIZE] = ps;
@@ -990,7 +993,7 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 		ev->size = size;
 		ev->stack = (uint32_t)stack;
 	} else if (family == FAST_FREE_RECENT || family == FAST_FREE_RECENT_AT || family == FAST_FREE) {
-		t = fast_time(r, &pt, &run, &bad);
+		t = fast_time(r, &pt, &run, &bad, modern);
 		if (bad)
 			return 0;
 		ev->kind = HS_EVENT_FREE;
@@ -1018,7 +1021,7 @@ static int next_one(struct hs_reader *r, struct hs_event *ev)
 				return rc;
 			continue;
 		}
-		if ((rc = r->no_addresses ? fast_bare(r, ev) : fast_one(r, ev)) != 0)
+		if ((rc = r->no_addresses ? fast_bare(r, ev, 0) : fast_one(r, ev, 0)) != 0)
 			return rc;
 		rc = decode_one(r, ev);
 		if (rc)
@@ -1056,29 +1059,49 @@ __attribute__((always_inline)) static inline int fast_thread(struct hs_reader *r
 	return 1;
 }
 
+/*
+ * The usual records straight from the streams, without the per-call work
+ * of hs_reader_next: up to n - *got of them, until one the fast path does
+ * not take. mode: 0 any file, 1 a modern one (fast_one), 2 a modern one
+ * without addresses (fast_bare): the questions the file's version and
+ * the reader's settings answer once are not asked per record. <0: the
+ * reader failed.
+ */
+__attribute__((always_inline)) static inline int fast_run(struct hs_reader *r, struct hs_event *ev, int n, int *got,
+							   const int mode)
+{
+	int rc;
+
+	while (*got < n && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE]) {
+		/* a thread switch first: interleaved threads write one every other event */
+		if (*r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
+			if (!fast_thread(r))
+				break;
+			continue;
+		}
+		rc = mode == 1 ? fast_one(r, &ev[*got], 1) : mode == 2 ? fast_bare(r, &ev[*got], 1) :
+		     r->no_addresses ? fast_bare(r, &ev[*got], 0) : fast_one(r, &ev[*got], 0);
+		if (rc > 0)
+			(*got)++;
+		else if (rc < 0)
+			return rc;
+		else
+			break;
+	}
+	return 0;
+}
+
 static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 {
-	int got = 0, rc;
+	int got = 0, rc, mode = r->runs && r->freed ? 1 + r->no_addresses : 0;
 
 	if (r->failed)
 		return r->failed;
 	while (got < n) {
-		/* the usual records straight from the streams, without the per-call work of hs_reader_next */
-		while (got < n && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE]) {
-			/* a thread switch first: interleaved threads write one every other event */
-			if (*r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
-				if (!fast_thread(r))
-					break;
-				continue;
-			}
-			if ((rc = r->no_addresses ? fast_bare(r, &ev[got]) : fast_one(r, &ev[got])) > 0) {
-				got++;
-			} else if (rc < 0) {
-				return got ? got : rc;
-			} else {
-				break;
-			}
-		}
+		rc = mode == 1 ? fast_run(r, ev, n, &got, 1) : mode == 2 ? fast_run(r, ev, n, &got, 2) :
+		     fast_run(r, ev, n, &got, 0);
+		if (rc < 0)
+			return got ? got : rc;
 		if (got == n)
 			break;
 		rc = next_one(r, &ev[got]);
