@@ -15,7 +15,12 @@ struct moments {
 	uint64_t end;
 	uint32_t n;
 	double scale;
-	/* the last answer k and its range of ns * (n-1): (lo, hi]; neighbours in time share it */
+	/*
+	 * The last answer k > 0 and the times that give it, (lo, hi] in ns:
+	 * neighbours in time share it. In ns rather than in ns * (n-1), so
+	 * that asking takes no product: ns * (n-1) > L exactly when
+	 * ns > floor(L / (n-1)).
+	 */
 	uint64_t lo, hi;
 	uint32_t k;
 };
@@ -39,9 +44,9 @@ static inline uint32_t first_at(struct moments *m, uint64_t ns)
 		return 0;
 	if (ns > m->end)
 		return m->n;
-	want = ns * (m->n - 1);
-	if (want > m->lo && want <= m->hi)
+	if (ns > m->lo && ns <= m->hi)
 		return m->k;
+	want = ns * (m->n - 1);
 	x = (double)(int64_t)ns * m->scale;   /* signed: one instruction, and ns < 2^48 */
 	k = x < (double)(m->n - 1) ? (uint32_t)x : m->n - 1;
 	while ((uint64_t)k * m->end < want)
@@ -49,8 +54,8 @@ static inline uint32_t first_at(struct moments *m, uint64_t ns)
 	while (k > 0 && (uint64_t)(k - 1) * m->end >= want)
 		k--;
 	if (k > 0) {
-		m->lo = (uint64_t)(k - 1) * m->end;
-		m->hi = (uint64_t)k * m->end;
+		m->lo = (uint64_t)(k - 1) * m->end / (m->n - 1);
+		m->hi = (uint64_t)k * m->end / (m->n - 1);
 		m->k = k;
 	}
 	return k;
@@ -61,6 +66,9 @@ static inline uint32_t death_at(struct moments *m, uint32_t k1, uint64_t t1)
 {
 	if (t1 == HS_ALLOC_NEVER)
 		return UINT32_MAX;
+	/* k1 came from first_at just before: its range is the one kept */
+	if (k1 && k1 == m->k)
+		return t1 <= m->hi ? k1 : first_at(m, t1);
 	if (!m->end || (t1 <= m->end && (uint64_t)k1 * m->end >= t1 * (m->n - 1)))
 		return k1;
 	return first_at(m, t1);
