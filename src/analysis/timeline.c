@@ -330,11 +330,13 @@ static int stack_span(struct hs_timeline_stream *ts, struct per_stack *p, uint32
 	return 0;
 }
 
-static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a, uint64_t seq, uint64_t peak_rises)
+/* plain: a full-mode trace and no filter (ts->all), the usual case, which then asks neither per block */
+static inline __attribute__((always_inline)) int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
+							      uint64_t seq, uint64_t peak_rises, const int plain)
 {
 	uint64_t size = hs_alloc_size(a), t0 = hs_alloc_time(a), t1 = hs_alloc_free_time(a);
 	uint32_t k1 = first_at(&ts->m, t0), k2 = t1 < t0 ? first_at(&ts->m, t1) : death_at(&ts->m, k1, t1);
-	double w = ts->t.sample_bytes ? hs_alloctab_weight(&ts->t, size) : 1.0, b = (double)size * w;
+	double w = !plain && ts->t.sample_bytes ? hs_alloctab_weight(&ts->t, size) : 1.0, b = (double)size * w;
 	struct per_stack *p;
 	struct hs_top_row *r;
 
@@ -345,7 +347,7 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	}
 	if (k1 != k2)
 		span(ts->heap, k1, k2, b);
-	if (!ts->all && !hs_filter_match(ts->f, &ts->t, a, seq))
+	if (!plain && !ts->all && !hs_filter_match(ts->f, &ts->t, a, seq))
 		return 0;
 	if (a->stack >= ts->nstacks) {
 		uint32_t cap = ts->nstacks ? ts->nstacks : 1024;
@@ -373,7 +375,7 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 	hs_top_row_add(r, t1, hs_alloc_at_peak(a), w, b);
 	p->records++;
 	if (k1 != k2) {
-		if (!ts->all)
+		if (!plain && !ts->all)
 			span(ts->filtered, k1, k2, b);
 		if (p->d)
 			span(p->d, k1, k2, b);
@@ -385,10 +387,17 @@ static int timeline_one(struct hs_timeline_stream *ts, const struct hs_alloc *a,
 
 int hs_timeline_sink(void *arg, const struct hs_fate *fates, size_t n)
 {
+	struct hs_timeline_stream *ts = arg;
 	int rc;
 
+	if (!ts->t.sample_bytes && ts->all) {
+		for (size_t i = 0; i < n; i++)
+			if ((rc = timeline_one(ts, &fates[i].a, fates[i].seq, fates[i].peak_rises, 1)) < 0)
+				return rc;
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++)
-		if ((rc = timeline_one(arg, &fates[i].a, fates[i].seq, fates[i].peak_rises)) < 0)
+		if ((rc = timeline_one(ts, &fates[i].a, fates[i].seq, fates[i].peak_rises, 0)) < 0)
 			return rc;
 	return 0;
 }
