@@ -13,6 +13,7 @@
 /* A stream never holds more than this; the chunk is flushed well before (HS_CHUNK_MAX_RAW in all). */
 #define STREAM_CAP (HS_CHUNK_MAX_RAW / 2)
 #define HEAD_MAX (1 + HS_STREAM_COUNT * HS_VARINT_MAX)
+#define NO_TID UINT64_MAX           /* no thread id is (they are 32 bits) */
 
 struct hs_builder {
 	uint8_t *s[HS_STREAM_COUNT];
@@ -27,8 +28,8 @@ struct hs_builder {
 	int64_t run_dt;
 	uint64_t run_more;          /* events after the run's first, at its time */
 	uint64_t q_lo, q_unit;      /* the times in ns [q_lo, q_lo + resolution) are time unit q_unit */
-	uint32_t last_tid;
-	int have_tid;
+	uint64_t last_tid;          /* NO_TID: none yet in the chunk */
+	struct hs_predict *pr;      /* last_tid's predictions; NULL: look them up (the thread changed) */
 	uint32_t chunk_no;
 	struct hs_predict predict[HS_PREDICT_SLOTS];
 };
@@ -46,7 +47,8 @@ static void reset(struct hs_builder *b)
 	b->last_q = 0;
 	b->run_open = 0;
 	b->q_lo = b->q_unit = 0;
-	b->have_tid = 0;
+	b->last_tid = NO_TID;
+	b->pr = NULL;
 	b->chunk_no++;
 }
 
@@ -141,12 +143,13 @@ static inline void close_run(struct hs_builder *b)
 
 static inline void put_time(struct hs_builder *b, int64_t dt)
 {
-	if (!b->runs) {
-		put_s(b, HS_STREAM_TIME, dt);
+	/* the usual event first: a run is never open without runs */
+	if (dt == 0 && b->run_open) {
+		b->run_more++;
 		return;
 	}
-	if (b->run_open && dt == 0) {
-		b->run_more++;
+	if (!b->runs) {
+		put_s(b, HS_STREAM_TIME, dt);
 		return;
 	}
 	close_run(b);
@@ -168,62 +171,10 @@ int hs_builder_fits(const struct hs_builder *b, size_t len)
 	return hs_builder_size(b) + len + 64 + HEAD_MAX <= HS_CHUNK_MAX_RAW;
 }
 
-void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
+/* The records of mappings and the break: 0, or -1 for a kind that has none. */
+static int put_other(struct hs_builder *b, const struct hs_event *ev)
 {
-	uint64_t q;
-	uint64_t predicted;
-	unsigned cls;
-	struct hs_predict *pr;
-
-	/* most events fall in the unit of the one before: a 64-bit division is dear on the writer's hot path */
-	if (ev->time_ns - b->q_lo < b->resolution) {
-		q = b->q_unit;
-	} else {
-		q = ev->time_ns / b->resolution;
-		b->q_unit = q;
-		b->q_lo = q * b->resolution;
-	}
-	if (!b->have_tid || ev->tid != b->last_tid) {
-		put_type(b, HS_REC_THREAD);
-		put(b, HS_STREAM_MISC, ev->tid);
-		b->last_tid = ev->tid;
-		b->have_tid = 1;
-	}
 	switch (ev->kind) {
-	case HS_EVENT_ALLOC:
-		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
-		cls = hs_size_class(ev->size);
-		predicted = hs_predict_alloc(pr, cls, 1);
-		/* not for realloc: its old address follows in ptr anyway, and the folded type made (c) larger */
-		if (ev->ptr == predicted && ev->fn != HS_FN_REALLOC && ev->fn != HS_FN_REALLOCARRAY) {
-			put_type(b, (uint8_t)(HS_REC_ALLOC_AT + ev->fn));
-		} else {
-			put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
-			put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
-		}
-		put(b, HS_STREAM_SIZE, ev->size);
-		put(b, HS_STREAM_STACK, ev->stack);
-		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY)
-			put(b, HS_STREAM_PTR, hs_realloc_old_code(ev->old_ptr, ev->ptr, pr->last));
-		pr->cls[cls] = ev->ptr;
-		pr->last = ev->ptr;
-		hs_recent_push(pr, ev->ptr, cls);
-		break;
-	case HS_EVENT_FREE: {
-		int i = -1;
-		pr = hs_predict_for(b->predict, ev->tid, b->chunk_no);
-		i = hs_recent_find(pr, ev->ptr);
-		if (i >= 0) {
-			put_type(b, (uint8_t)hs_free_recent_type(ev->fn, (unsigned)i));
-			hs_recent_take(pr, (uint32_t)i, 1);
-		} else {
-			put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :
-				    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_REALLOCARRAY : HS_REC_FREE);
-			put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - pr->last));
-		}
-		pr->last = ev->ptr;
-		break;
-	}
 	case HS_EVENT_MMAP:
 		put_type(b, HS_REC_MMAP);
 		put(b, HS_STREAM_MISC, ev->addr);
@@ -252,6 +203,66 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 		put(b, HS_STREAM_STACK, ev->stack);
 		break;
 	default:
+		return -1;
+	}
+	return 0;
+}
+
+void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
+{
+	uint64_t q;
+	uint64_t predicted;
+	unsigned cls;
+	struct hs_predict *pr;
+
+	/* most events fall in the unit of the one before: a 64-bit division is dear on the writer's hot path */
+	if (ev->time_ns - b->q_lo < b->resolution) {
+		q = b->q_unit;
+	} else {
+		q = ev->time_ns / b->resolution;
+		b->q_unit = q;
+		b->q_lo = q * b->resolution;
+	}
+	if (ev->tid != b->last_tid) {
+		put_type(b, HS_REC_THREAD);
+		put(b, HS_STREAM_MISC, ev->tid);
+		b->last_tid = ev->tid;
+		b->pr = NULL;
+	}
+	/* allocations and frees before the switch, which costs them a jump through a table */
+	if (ev->kind == HS_EVENT_ALLOC) {
+		/* within a thread's run no other thread can take its slot: looked up once a run */
+		pr = b->pr ? b->pr : (b->pr = hs_predict_for(b->predict, ev->tid, b->chunk_no));
+		cls = hs_size_class(ev->size);
+		predicted = hs_predict_alloc(pr, cls, 1);
+		/* not for realloc: its old address follows in ptr anyway, and the folded type made (c) larger */
+		if (ev->ptr == predicted && ev->fn != HS_FN_REALLOC && ev->fn != HS_FN_REALLOCARRAY) {
+			put_type(b, (uint8_t)(HS_REC_ALLOC_AT + ev->fn));
+		} else {
+			put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
+			put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
+		}
+		put(b, HS_STREAM_SIZE, ev->size);
+		put(b, HS_STREAM_STACK, ev->stack);
+		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY)
+			put(b, HS_STREAM_PTR, hs_realloc_old_code(ev->old_ptr, ev->ptr, pr->last));
+		pr->cls[cls] = ev->ptr;
+		pr->last = ev->ptr;
+		hs_recent_push(pr, ev->ptr, cls);
+	} else if (ev->kind == HS_EVENT_FREE) {
+		int i;
+		pr = b->pr ? b->pr : (b->pr = hs_predict_for(b->predict, ev->tid, b->chunk_no));
+		i = hs_recent_find(pr, ev->ptr);
+		if (i >= 0) {
+			put_type(b, (uint8_t)hs_free_recent_type(ev->fn, (unsigned)i));
+			hs_recent_take(pr, (uint32_t)i, 1);
+		} else {
+			put_type(b, ev->fn == HS_FN_REALLOC ? HS_REC_FREE_REALLOC :
+				    ev->fn == HS_FN_REALLOCARRAY ? HS_REC_FREE_REALLOCARRAY : HS_REC_FREE);
+			put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - pr->last));
+		}
+		pr->last = ev->ptr;
+	} else if (put_other(b, ev) < 0) {
 		return;
 	}
 	/* late events (see docs/FORMAT.md) make the delta negative */

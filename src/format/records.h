@@ -119,6 +119,8 @@ enum hs_record_type {
 /* 3.0's FREE_RECENT with place i (< HS_RECENT) by entry point fn (free, realloc, reallocarray) */
 static inline unsigned hs_free_recent_type(int fn, unsigned i)
 {
+	if (fn == HS_FN_FREE)   /* the usual one, asked first: the writer encodes every free */
+		return HS_REC_FREE_RECENT_AT + i;
 	return HS_REC_FREE_RECENT_AT + 16u * (fn == HS_FN_REALLOC ? 1u : fn == HS_FN_REALLOCARRAY ? 2u : 0u) + i;
 }
 
