@@ -256,7 +256,11 @@ static inline __attribute__((always_inline)) size_t index_probe(const struct ind
 	return i;
 }
 
-/* index_probe called: the replay's loop stays small; the flush into the live set, where most lookups are, inlines it. */
+/*
+ * index_probe called, for the rarer lookups (an address handed out again):
+ * inlined there too, they made sqlite3's pass slower. The flush into the
+ * live set and the frees, where most lookups are, inline it.
+ */
 static __attribute__((noinline)) size_t index_find(const struct index *x, const struct hs_alloctab *t, uint64_t ptr,
 						   uint32_t hash)
 {
@@ -561,7 +565,7 @@ static inline void fill(struct pass *ps, struct hs_alloc *a, const struct hs_eve
 	}
 }
 
-/* retire() of a block whose free was never recorded, out of line: rare, and inlined it made every flush save six registers. */
+/* retire() of a block whose free was never recorded: rare, kept out of the flush's code. */
 static __attribute__((noinline, cold)) void retire_replaced(struct pass *ps, uint32_t idx, uint64_t ns)
 {
 	retire(ps, idx, ns);

@@ -1,4 +1,4 @@
-/* live.c - open addressing with linear probing and backward-shift deletion (no tombstones) */
+/* live.c - the live set's table (live.h): its memory, its growth, and the sizes of 4 GiB and more */
 #define _DEFAULT_SOURCE
 #include "live.h"
 #include "oom.h"

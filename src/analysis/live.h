@@ -100,14 +100,14 @@ static inline void hs_live_forget(struct hs_live *l, const struct hs_live_block 
 
 void hs_live_init(struct hs_live *l);
 void hs_live_free(struct hs_live *l);
-/* Twice the slots; out of line, so that the inlined operations below save no registers for it. */
+/* Twice the slots: rare, and out of line, which keeps the inlined insertion small. */
 void hs_live_grow(struct hs_live *l);
 
 /*
- * The operations are inline: each is a few instructions and a probe, and
- * as calls their prologues and epilogues (six registers saved for the
- * growth inlined into the insertion) were a tenth of replaying CPython's
- * 18.8M blocks.
+ * Open addressing with linear probing and backward-shift deletion (no
+ * tombstones). The operations are inline: each is a few instructions and
+ * a probe, and as calls (six registers saved each, for the growth inlined
+ * into the insertion) python3's report took 4.7% more instructions.
  */
 static inline struct hs_live_block *hs_live_find(struct hs_live *l, uint64_t ptr)
 {
