@@ -171,6 +171,14 @@ int hs_builder_fits(const struct hs_builder *b, size_t len)
 	return hs_builder_size(b) + len + 64 + HEAD_MAX <= HS_CHUNK_MAX_RAW;
 }
 
+/* The current thread's predictions: within its run no other thread can take its slot, so looked up once a run. */
+static inline struct hs_predict *thread_predict(struct hs_builder *b, uint32_t tid)
+{
+	if (!b->pr)
+		b->pr = hs_predict_for(b->predict, tid, b->chunk_no);
+	return b->pr;
+}
+
 /* The records of mappings and the break: 0, or -1 for a kind that has none. */
 static int put_other(struct hs_builder *b, const struct hs_event *ev)
 {
@@ -231,8 +239,7 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 	}
 	/* allocations and frees before the switch, which costs them a jump through a table */
 	if (ev->kind == HS_EVENT_ALLOC) {
-		/* within a thread's run no other thread can take its slot: looked up once a run */
-		pr = b->pr ? b->pr : (b->pr = hs_predict_for(b->predict, ev->tid, b->chunk_no));
+		pr = thread_predict(b, ev->tid);
 		cls = hs_size_class(ev->size);
 		predicted = hs_predict_alloc(pr, cls, 1);
 		/* not for realloc: its old address follows in ptr anyway, and the folded type made (c) larger */
@@ -251,7 +258,7 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 		hs_recent_push(pr, ev->ptr, cls);
 	} else if (ev->kind == HS_EVENT_FREE) {
 		int i;
-		pr = b->pr ? b->pr : (b->pr = hs_predict_for(b->predict, ev->tid, b->chunk_no));
+		pr = thread_predict(b, ev->tid);
 		i = hs_recent_find(pr, ev->ptr);
 		if (i >= 0) {
 			put_type(b, (uint8_t)hs_free_recent_type(ev->fn, (unsigned)i));
