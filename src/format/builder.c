@@ -24,6 +24,7 @@ struct hs_builder {
 	uint32_t resolution;
 	uint64_t last_q;            /* delta state of the chunk */
 	int runs;                   /* times as runs (5.0), else a delta per event */
+	int top;                    /* ALLOC_TOP (6.0) */
 	int run_open;               /* a run's delta and length not written yet */
 	int64_t run_dt;
 	uint64_t run_more;          /* events after the run's first, at its time */
@@ -81,6 +82,7 @@ int hs_builder_new(struct hs_builder **out, uint32_t resolution)
 	b->map_size = total;
 	b->resolution = resolution ? resolution : 1;
 	b->runs = 1;
+	b->top = 1;
 	reset(b);
 	*out = b;
 	return 0;
@@ -116,6 +118,7 @@ static inline void put_type(struct hs_builder *b, uint8_t t)
 void hs_builder_set_major(struct hs_builder *b, unsigned major)
 {
 	b->runs = major >= HS_VERSION_TIME_RUNS;
+	b->top = major >= HS_VERSION_TOP;
 }
 
 /*
@@ -246,8 +249,13 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 		if (ev->ptr == predicted && ev->fn != HS_FN_REALLOC && ev->fn != HS_FN_REALLOCARRAY) {
 			put_type(b, (uint8_t)(HS_REC_ALLOC_AT + ev->fn));
 		} else {
-			put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
-			put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
+			if (ev->ptr == pr->top && b->top && ev->fn != HS_FN_REALLOC && ev->fn != HS_FN_REALLOCARRAY) {
+				put_type(b, (uint8_t)(HS_REC_ALLOC_TOP + ev->fn));
+			} else {
+				put_type(b, (uint8_t)(HS_REC_ALLOC + ev->fn));
+				put_s(b, HS_STREAM_PTR, (int64_t)(ev->ptr - predicted));
+			}
+			hs_predict_top(pr, ev->ptr, ev->size);
 		}
 		put(b, HS_STREAM_SIZE, ev->size);
 		put(b, HS_STREAM_STACK, ev->stack);

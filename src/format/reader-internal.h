@@ -33,6 +33,7 @@ struct hs_reader {
 	struct hs_predict *pred;   /* the current thread's, in this chunk; NULL: look it up */
 	int freed;                 /* the file predicts addresses from the freed list (3.0) */
 	int runs;                  /* its time stream is runs (5.0) */
+	int top;                   /* it has ALLOC_TOP records (6.0) */
 	uint8_t fast[256];         /* by record type: FAST_* << 4 | entry point, for fast_one() (reader.c) */
 
 	uint32_t *stack_parent;

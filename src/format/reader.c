@@ -94,6 +94,7 @@ enum {
 	FAST_NO,             /* any other record: decode_one() */
 	FAST_ALLOC,          /* ALLOC + fn, but realloc's: its address from a prediction and a difference */
 	FAST_ALLOC_AT,       /* ALLOC_AT + fn (3.0): at its predicted address */
+	FAST_ALLOC_TOP,      /* ALLOC_TOP + fn (6.0): at the thread's top */
 	FAST_FREE_RECENT,    /* its place in the recent list in the ptr stream */
 	FAST_FREE_RECENT_AT, /* its place in the type's low 4 bits (3.0) */
 	FAST_FREE,           /* its address as a difference from the thread's last */
@@ -106,9 +107,10 @@ _Static_assert(HS_FN_FREE < 16 && HS_FN_REALLOCARRAY < 16 && HS_FN_PVALLOC < 16,
 static void fast_types(struct hs_reader *r)
 {
 	for (unsigned type = 0; type < 256; type++) {
-		int at, fn = hs_alloc_rec_fn(type, r->freed, &at), family = FAST_NO;
+		int at, fn = hs_alloc_rec_fn(type, r->freed, r->top, &at), family = FAST_NO;
 		if (fn >= 0)
-			family = at ? FAST_ALLOC_AT : fn == HS_FN_REALLOC || fn == HS_FN_REALLOCARRAY ? FAST_REALLOC : FAST_ALLOC;
+			family = at == HS_AT_PRED ? FAST_ALLOC_AT : at == HS_AT_TOP ? FAST_ALLOC_TOP :
+				 fn == HS_FN_REALLOC || fn == HS_FN_REALLOCARRAY ? FAST_REALLOC : FAST_ALLOC;
 		else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0)
 			family = type == HS_REC_FREE_RECENT ? FAST_FREE_RECENT : FAST_FREE_RECENT_AT;
 		else if ((fn = hs_free_rec_fn(type)) >= 0)
@@ -137,6 +139,7 @@ static int read_header(struct hs_reader *r)
 	r->info.version_minor = hs_get_u16(h + 14);
 	r->freed = r->info.version_major >= HS_VERSION_FREED;
 	r->runs = r->info.version_major >= HS_VERSION_TIME_RUNS;
+	r->top = r->info.version_major >= HS_VERSION_TOP;
 	fast_types(r);
 	if (r->info.version_major < HS_VERSION_MAJOR_OLDEST || r->info.version_major > HS_VERSION_MAJOR)
 		return fail(r, -EINVAL, "'%s' is format version %u.%u (offset 12); this heapscope reads %d.x to %d.x: "
@@ -488,7 +491,7 @@ static int bare_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 	uint64_t v;
 	int at, fn;
 
-	if ((fn = hs_alloc_rec_fn(type, r->freed, &at)) >= 0) {
+	if ((fn = hs_alloc_rec_fn(type, r->freed, r->top, &at)) >= 0) {
 		ev->kind = HS_EVENT_ALLOC;
 		GETS(HS_STREAM_SIZE, ev->size);
 		GETS(HS_STREAM_STACK, v);
@@ -518,14 +521,14 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 
 	if (r->no_addresses && (fn = bare_event(r, type, ev)) != 0)
 		return fn < 0 ? fn : 0;
-	if ((fn = hs_alloc_rec_fn(type, r->freed, &at)) >= 0) {
+	if ((fn = hs_alloc_rec_fn(type, r->freed, r->top, &at)) >= 0) {
 		unsigned cls;
 		uint64_t predicted;
 
 		ev->kind = HS_EVENT_ALLOC;
 		ev->fn = fn;
 		a = 0;
-		if (!at)
+		if (at == HS_AT_PTR)
 			GETS(HS_STREAM_PTR, a);
 		GETS(HS_STREAM_SIZE, ev->size);
 		GETS(HS_STREAM_STACK, v);
@@ -534,14 +537,17 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		ev->stack = (uint32_t)v;
 		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 		cls = hs_size_class(ev->size);
+		/* an ALLOC_TOP takes the freed list's block too, as the writer's prediction did */
 		predicted = hs_predict_alloc(pr, cls, r->freed);
-		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
+		ev->ptr = at == HS_AT_TOP ? pr->top : predicted + (uint64_t)hs_unzigzag(a);
 		if (!ev->ptr)
 			return zero_address(r, r->sp[HS_STREAM_TYPE] - 1);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY) {
 			GETS(HS_STREAM_PTR, a);
 			ev->old_ptr = r->freed ? hs_realloc_old(a, ev->ptr, pr->last) : ev->ptr + (uint64_t)hs_unzigzag(a);
 		}
+		if (at != HS_AT_PRED)
+			hs_predict_top(pr, ev->ptr, ev->size);
 		pr->cls[cls] = ev->ptr;
 		pr->last = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
@@ -885,12 +891,12 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 	uint64_t a, t, run = r->run_left;
 	int bad = 0, fn = r->fast[type] & 15;
 
-	if (reallocs ? family == FAST_REALLOC : family == FAST_ALLOC || family == FAST_ALLOC_AT) {
+	if (reallocs ? family == FAST_REALLOC : family == FAST_ALLOC || family == FAST_ALLOC_AT || family == FAST_ALLOC_TOP) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
 		uint64_t size, stack, predicted, old = 0;
 		unsigned cls;
 
-		a = family == FAST_ALLOC_AT ? 0 : fast_varint(&pp, &bad);
+		a = reallocs || family == FAST_ALLOC ? fast_varint(&pp, &bad) : 0;
 		/* a realloc's old address follows */
 		if (reallocs)
 			old = fast_varint(&pp, &bad);
@@ -905,6 +911,8 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 		pr = current_predict(r);
 		cls = hs_size_class(size);
 		predicted = hs_predict_alloc(pr, cls, freed);
+		if (!reallocs && family == FAST_ALLOC_TOP)
+			predicted = pr->top;
 		ev->kind = HS_EVENT_ALLOC;
 		ev->fn = fn;
 		ev->ptr = predicted + (uint64_t)hs_unzigzag(a);
@@ -914,6 +922,8 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 		ev->stack = (uint32_t)stack;
 		ev->old_ptr = !reallocs ? 0 : freed ? hs_realloc_old(old, ev->ptr, pr->last) :
 					      ev->ptr + (uint64_t)hs_unzigzag(old);
+		if (reallocs || family != FAST_ALLOC_AT)
+			hs_predict_top(pr, ev->ptr, size);
 		pr->cls[cls] = ev->ptr;
 		hs_recent_push(pr, ev->ptr, cls);
 	} else if (reallocs) {
@@ -980,7 +990,7 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 	uint64_t t, run = r->run_left;
 	int bad = 0, fn = r->fast[type] & 15;
 
-	if (family == FAST_ALLOC || family == FAST_ALLOC_AT || family == FAST_REALLOC) {
+	if (family == FAST_ALLOC || family == FAST_ALLOC_AT || family == FAST_ALLOC_TOP || family == FAST_REALLOC) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
 		uint64_t size = fast_varint(&ps, &bad), stack = fast_varint(&pk, &bad);
 

@@ -2211,6 +2211,10 @@ reads_old 3.0 337078fea7121730601a7ab2bd6da21451a8d49ff4bd468a3d2c620edb7cbcac \
 # event, where 5.0 writes runs.
 reads_old 4.2 09decb8fa5fa766c1dca2605f723d7111d6ac44cdc05cd0a4a4f50cf44d3be8d \
     3a4aa49cefd54babf60a1f6eb8b89ad31ae656f98a8a63d1c795116eeee5e215
+# Format 5.0 (the same SQL, recorded by commit 7af4a91): no ALLOC_TOP, so
+# the 6.0 reader's top must not name any of its blocks.
+reads_old 5.0 de296f5ac47083ba83e5e0fa4dc4e9e919b8d59ba00360280896e2a0cf67d3c5 \
+    3a4aa49cefd54babf60a1f6eb8b89ad31ae656f98a8a63d1c795116eeee5e215
 
 # --------------------------------------------------------------- robustness
 # heapscope report on damaged input: either exit != 0 with a one-line error

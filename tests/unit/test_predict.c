@@ -1,7 +1,8 @@
-/* test_predict.c - format 3.0's address prediction: the freed list, realloc's old address, a long random roundtrip */
+/* test_predict.c - address prediction: 3.0's freed list, realloc's old address, 6.0's top, a long random roundtrip */
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -442,6 +443,161 @@ out:
 	free(sent);
 }
 
+/* 6.0's top: a block carved from free space ends its size plus an 8-byte header later, in 16-byte steps, at least 32 */
+static void top_rule(void)
+{
+	static struct hs_predict slots[HS_PREDICT_SLOTS];
+	static const struct { uint64_t size, span; } c[] = {
+		{ 0, 32 }, { 1, 32 }, { 24, 32 }, { 25, 48 }, { 40, 48 }, { 41, 64 }, { 56, 64 }, { 1000, 1008 },
+		{ 16384, 16400 },
+	};
+	struct hs_predict *p = hs_predict_for(slots, 3, 1);
+	int bad = 0;
+
+	CHECK_U64("predict-top-starts-empty", 0, p->top);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		hs_predict_top(p, 0x10010, c[i].size);
+		if (p->top != 0x10010 + c[i].span) {
+			check_report(0, "predict-top-spans", "size %llu: expected the top at %#llx got %#llx",
+				     (unsigned long long)c[i].size, (unsigned long long)(0x10010 + c[i].span),
+				     (unsigned long long)p->top);
+			bad = 1;
+		}
+	}
+	if (!bad)
+		check_report(1, "predict-top-spans", "%s", "");
+	p = hs_predict_for(slots, 3, 2);
+	CHECK_U64("predict-top-new-chunk-empty", 0, p->top);
+}
+
+/* Every allocation and free of a file, in order; -1 on a reader error (in err). */
+static long read_events(const char *path, struct hs_event *ev, long max, char *err, size_t errlen)
+{
+	struct hs_reader *r = NULL;
+	long n = 0;
+	int rc;
+
+	err[0] = 0;
+	if ((rc = hs_reader_open(&r, path)) == 0) {
+		struct hs_event e;
+		while ((rc = hs_reader_next(r, &e)) > 0)
+			if ((e.kind == HS_EVENT_ALLOC || e.kind == HS_EVENT_FREE) && n < max)
+				ev[n++] = e;
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "%s", r ? hs_reader_error(r) : "cannot open");
+	hs_reader_close(r);
+	return rc < 0 ? -1 : n;
+}
+
+/*
+ * An allocator that carves fresh blocks one after the other, as glibc does
+ * from its top chunk, and hands a freed block back now and then: the 6.0
+ * file names the carved ones by the top (no ptr field) and reads back the
+ * same events as the 5.0 file of the same calls, which is larger. A
+ * realloc's allocation and a block out of sequence move the top too.
+ */
+enum { NCARVE = 3000 };
+
+static void carved_blocks(const char *dir)
+{
+	static struct hs_event want[2 * NCARVE + 16], got[2 * NCARVE + 16];
+	long n = 0, sizes[2] = { 0, 0 };
+	char path[2][512], err[256];
+	uint64_t top = 0x5500010, ts = 1000, state = 12345;
+
+	for (long i = 0; i < NCARVE; i++) {
+		uint64_t size, span;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		size = 8 + (state >> 33) % 200;
+		span = (size + 23) & ~15ull;
+		span = span < 32 ? 32 : span;
+		if (i % 500 == 250)
+			top += 1 << 20;  /* a new free chunk: a block out of sequence */
+		want[n++] = (struct hs_event){ .kind = HS_EVENT_ALLOC, .tid = 7, .time_ns = ts += 10, .fn = HS_FN_MALLOC,
+					       .stack = 1, .ptr = top, .size = size };
+		top += span;
+		if (i % 7 == 3) {  /* freed at once, and the next block of its size takes it back */
+			want[n++] = (struct hs_event){ .kind = HS_EVENT_FREE, .tid = 7, .time_ns = ts += 10, .fn = HS_FN_FREE,
+						       .ptr = top - span };
+			want[n++] = (struct hs_event){ .kind = HS_EVENT_ALLOC, .tid = 7, .time_ns = ts += 10,
+						       .fn = HS_FN_CALLOC, .stack = 1, .ptr = top - span, .size = size };
+		}
+		if (i == NCARVE / 2) {  /* a realloc that moves its block to the top */
+			want[n++] = (struct hs_event){ .kind = HS_EVENT_FREE, .tid = 7, .time_ns = ts += 10,
+						       .fn = HS_FN_REALLOC, .ptr = top - span };
+			want[n++] = (struct hs_event){ .kind = HS_EVENT_ALLOC, .tid = 7, .time_ns = ts += 10,
+						       .fn = HS_FN_REALLOC, .stack = 1, .ptr = top, .size = 300,
+						       .old_ptr = top - span };
+			top += 320;
+		}
+	}
+	for (int v = 0; v < 2; v++) {
+		struct tb t;
+		if (tb_init(&t, 0, 0, 1, 1) < 0) {
+			check_report(0, "predict-top-build", "%s", "out of memory");
+			return;
+		}
+		if (v == 0)
+			tb_set_major(&t, 5);
+		tb_stack(&t, 1, 0, 0x401000);
+		for (long i = 0; i < n; i++)
+			tb_event(&t, &want[i]);
+		tb_flush(&t);
+		snprintf(path[v], sizeof(path[v]), "%s/carved%d.hst", dir, v);
+		if (tb_write(&t.file, path[v]) < 0) {
+			check_report(0, "predict-top-write", "expected the file written got %s", strerror(errno));
+			tb_free(&t);
+			return;
+		}
+		sizes[v] = (long)t.file.n;
+		tb_free(&t);
+	}
+	for (int v = 0; v < 2; v++) {
+		long m = read_events(path[v], got, (long)(sizeof(got) / sizeof(got[0])), err, sizeof(err));
+		long bad = -1;
+		for (long i = 0; m == n && i < n && bad < 0; i++)
+			if (got[i].kind != want[i].kind || got[i].ptr != want[i].ptr || got[i].fn != want[i].fn ||
+			    got[i].size != want[i].size || got[i].old_ptr != want[i].old_ptr)
+				bad = i;
+		check_report(m == n && bad < 0, v ? "predict-top-roundtrip-6x" : "predict-top-roundtrip-5x",
+			     "expected %ld events back got %ld (%s), first differing %ld", n, m, err, bad);
+		unlink(path[v]);
+	}
+	/* the 5.0 file holds a difference for each carved block; the 6.0 file none */
+	check_report(sizes[1] * 4 < sizes[0] * 3, "predict-top-smaller",
+		     "expected the 6.0 file under 3/4 of the 5.0 file's %ld bytes got %ld", sizes[0], sizes[1]);
+}
+
+/* ALLOC_TOP in a 5.0 file is corruption: a 5.x reader could not have skipped it */
+static void top_in_5x(const char *dir)
+{
+	struct tb t;
+	char path[512], err[256];
+	static struct hs_event got[4];
+	long m;
+
+	if (tb_init(&t, 0, 0, 1, 1) < 0) {
+		check_report(0, "predict-top-in-5x-build", "%s", "out of memory");
+		return;
+	}
+	tb_set_major(&t, 5);
+	tb_rec_begin(&t, HS_REC_ALLOC_TOP + HS_FN_MALLOC);
+	tb_rec_end(&t);
+	tb_flush(&t);
+	snprintf(path, sizeof(path), "%s/top5.hst", dir);
+	if (tb_write(&t.file, path) < 0) {
+		check_report(0, "predict-top-in-5x-write", "expected the file written got %s", strerror(errno));
+		tb_free(&t);
+		return;
+	}
+	m = read_events(path, got, 4, err, sizeof(err));
+	check_report(m < 0 && strstr(err, "unknown record type 0xc0") && strstr(err, "offset"), "predict-top-in-5x-refused",
+		     "expected an unknown record type 0xc0 at an offset got %ld events (%s)", m, err);
+	unlink(path);
+	tb_free(&t);
+}
+
 int main(void)
 {
 	char dir[256];
@@ -449,6 +605,7 @@ int main(void)
 	freed_list();
 	recent_list();
 	realloc_codes();
+	top_rule();
 	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir)) {
 		check_report(0, "predict-tmpdir", "expected a temp dir got %s", strerror(errno));
@@ -456,6 +613,8 @@ int main(void)
 	}
 	random_roundtrip(dir);
 	mapping_thread_shares_slot(dir);
+	carved_blocks(dir);
+	top_in_5x(dir);
 	rmdir(dir);
 	return 0;
 }
