@@ -445,10 +445,10 @@ EOF
     EVENTS[$wl]=$ev
 done
 
-bpe() { # FILE WL -> bytes/event
+bpe() { # FILE WL -> bytes/event, three digits: python3's 0.011 and heaptrack's 0.0083 were both 0.01
     local s; s=$(fsize "$1")
     if [ -z "$s" ] || [ -z "${EVENTS[$2]:-}" ] || [ "${EVENTS[$2]}" = 0 ]; then echo n/a; return; fi
-    awk -v s="$s" -v e="${EVENTS[$2]}" -v p="${EV_APPROX[$2]:-}" 'BEGIN{printf "%s%.2f\n", p, s/e}'
+    awk -v s="$s" -v e="${EVENTS[$2]}" -v p="${EV_APPROX[$2]:-}" 'BEGIN{printf "%s%.3g\n", p, s/e}'
 }
 rss_of() { # WL MODE -> KiB
     if [ -n "${RSS_TIME[$1:$2]:-}" ]; then echo "${RSS_TIME[$1:$2]}"; return; fi
