@@ -238,6 +238,7 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	to->pred = NULL;
 	to->freed = from->freed;
 	to->runs = from->runs;
+	to->top = from->top;
 	memcpy(to->fast, from->fast, sizeof(to->fast));
 	to->no_addresses = from->no_addresses;
 	to->nstacks = from->nstacks;

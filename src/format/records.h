@@ -208,7 +208,7 @@ struct hs_predict {
 	uint32_t tid;
 	uint32_t chunk;   /* chunk number (from 1) this state belongs to */
 	uint64_t last;
-	uint64_t top;     /* 6.0: where the block after the latest ALLOC or ALLOC_TOP ends (hs_predict_top) */
+	uint64_t top;     /* 6.0: the end of the latest ALLOC's or ALLOC_TOP's block, where the next one carved is expected */
 	uint32_t rhead, nrecent;          /* recent[rhead]: the latest; a ring */
 	uint32_t nfreed;                  /* FREE_RECENTs of the slot in the chunk: the latest is number nfreed */
 	uint64_t recent[HS_RECENT];

@@ -470,20 +470,23 @@ static void top_rule(void)
 	CHECK_U64("predict-top-new-chunk-empty", 0, p->top);
 }
 
-/* Every allocation and free of a file, in order; -1 on a reader error (in err). */
-static long read_events(const char *path, struct hs_event *ev, long max, char *err, size_t errlen)
+/* Every allocation and free of a file, in order (ahead: in batches, a thread decoding ahead); -1 on a reader error (in err). */
+static long read_events(const char *path, int ahead, struct hs_event *ev, long max, char *err, size_t errlen)
 {
 	struct hs_reader *r = NULL;
+	struct hs_event e[16];
 	long n = 0;
 	int rc;
 
 	err[0] = 0;
+	setenv("HEAPSCOPE_READER_THREADS", ahead ? "1" : "0", 1);
 	if ((rc = hs_reader_open(&r, path)) == 0) {
-		struct hs_event e;
-		while ((rc = hs_reader_next(r, &e)) > 0)
-			if ((e.kind == HS_EVENT_ALLOC || e.kind == HS_EVENT_FREE) && n < max)
-				ev[n++] = e;
+		while ((rc = ahead ? hs_reader_next_batch(r, e, 16) : hs_reader_next(r, e)) > 0)
+			for (int i = 0; i < rc; i++)
+				if ((e[i].kind == HS_EVENT_ALLOC || e[i].kind == HS_EVENT_FREE) && n < max)
+					ev[n++] = e[i];
 	}
+	unsetenv("HEAPSCOPE_READER_THREADS");
 	if (rc < 0)
 		snprintf(err, errlen, "%s", r ? hs_reader_error(r) : "cannot open");
 	hs_reader_close(r);
@@ -553,17 +556,20 @@ static void carved_blocks(const char *dir)
 		sizes[v] = (long)t.file.n;
 		tb_free(&t);
 	}
-	for (int v = 0; v < 2; v++) {
-		long m = read_events(path[v], got, (long)(sizeof(got) / sizeof(got[0])), err, sizeof(err));
+	for (int k = 0; k < 4; k++) {
+		static const char *const name[] = { "predict-top-roundtrip-5x", "predict-top-roundtrip-5x-ahead",
+						    "predict-top-roundtrip-6x", "predict-top-roundtrip-6x-ahead" };
+		long m = read_events(path[k / 2], k & 1, got, (long)(sizeof(got) / sizeof(got[0])), err, sizeof(err));
 		long bad = -1;
 		for (long i = 0; m == n && i < n && bad < 0; i++)
 			if (got[i].kind != want[i].kind || got[i].ptr != want[i].ptr || got[i].fn != want[i].fn ||
 			    got[i].size != want[i].size || got[i].old_ptr != want[i].old_ptr)
 				bad = i;
-		check_report(m == n && bad < 0, v ? "predict-top-roundtrip-6x" : "predict-top-roundtrip-5x",
-			     "expected %ld events back got %ld (%s), first differing %ld", n, m, err, bad);
-		unlink(path[v]);
+		check_report(m == n && bad < 0, name[k], "expected %ld events back got %ld (%s), first differing %ld", n, m,
+			     err, bad);
 	}
+	unlink(path[0]);
+	unlink(path[1]);
 	/* the 5.0 file holds a difference for each carved block; the 6.0 file none */
 	check_report(sizes[1] * 4 < sizes[0] * 3, "predict-top-smaller",
 		     "expected the 6.0 file under 3/4 of the 5.0 file's %ld bytes got %ld", sizes[0], sizes[1]);
@@ -591,7 +597,7 @@ static void top_in_5x(const char *dir)
 		tb_free(&t);
 		return;
 	}
-	m = read_events(path, got, 4, err, sizeof(err));
+	m = read_events(path, 0, got, 4, err, sizeof(err));
 	check_report(m < 0 && strstr(err, "unknown record type 0xc0") && strstr(err, "offset"), "predict-top-in-5x-refused",
 		     "expected an unknown record type 0xc0 at an offset got %ld events (%s)", m, err);
 	unlink(path);

@@ -591,6 +591,34 @@ int main(void)
 			st.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-alloc-at-realloc", st, "unknown record type 0xb2");
 		}
+		/*
+		 * 6.0's ALLOC_TOP: at a new chunk's top of 0, address 0; no realloc
+		 * has one; cut short (no size), malformed, also where a thread
+		 * decodes ahead, whose reader once took the type for unknown
+		 */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_TOP + HS_FN_MALLOC }, m[] = { 1 };
+			static const uint8_t tr[] = { HS_REC_THREAD, HS_REC_ALLOC_TOP + HS_FN_REALLOC };
+			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
+			struct streams st = STREAMS(t, m), cut;
+			st.s[HS_STREAM_SIZE] = sz;
+			st.n[HS_STREAM_SIZE] = sizeof(sz);
+			st.s[HS_STREAM_STACK] = stk;
+			st.n[HS_STREAM_STACK] = sizeof(stk);
+			st.s[HS_STREAM_TIME] = tm;
+			st.n[HS_STREAM_TIME] = sizeof(tm);
+			cut = st;
+			streams_rejected("errors-alloc-top-address-0", st, "address 0");
+			st.s[HS_STREAM_TYPE] = tr;
+			streams_rejected("errors-alloc-top-realloc", st, "unknown record type 0xc2");
+			cut.s[HS_STREAM_SIZE] = NULL;
+			cut.n[HS_STREAM_SIZE] = 0;
+			for (int threads = 0; threads < 2; threads++) {
+				setenv("HEAPSCOPE_READER_THREADS", threads ? "1" : "0", 1);
+				streams_rejected(threads ? "errors-alloc-top-cut-ahead" : "errors-alloc-top-cut", cut, "malformed");
+			}
+			unsetenv("HEAPSCOPE_READER_THREADS");
+		}
 		static const uint8_t t_marker[] = { HS_REC_MARKER }, marker_len[] = { 1, 1, 50, 'a', 'b' };
 		streams_rejected("errors-marker-past-end", STREAMS(t_marker, marker_len), "malformed");
 		static const uint8_t t_end[] = { HS_REC_END }, end_reason[] = { 1, 9 };
