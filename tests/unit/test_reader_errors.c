@@ -165,6 +165,20 @@ static size_t layout(uint8_t *out, const struct streams *st)
 
 static void payload_rejected(const char *name, const void *raw, size_t n, const char *want);
 
+/* st with the fields an allocation record without a ptr field reads: size 8, stack 0, time 0 */
+static struct streams alloc_fields(struct streams st)
+{
+	static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
+
+	st.s[HS_STREAM_SIZE] = sz;
+	st.n[HS_STREAM_SIZE] = sizeof(sz);
+	st.s[HS_STREAM_STACK] = stk;
+	st.n[HS_STREAM_STACK] = sizeof(stk);
+	st.s[HS_STREAM_TIME] = tm;
+	st.n[HS_STREAM_TIME] = sizeof(tm);
+	return st;
+}
+
 static void streams_rejected(const char *name, struct streams st, const char *want)
 {
 	static uint8_t raw[4096];
@@ -581,15 +595,7 @@ int main(void)
 		/* a realloc has no "at the predicted address" type: its old address needs the ptr stream */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_REALLOC }, m[] = { 1 };
-			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
-			struct streams st = STREAMS(t, m);
-			st.s[HS_STREAM_SIZE] = sz;
-			st.n[HS_STREAM_SIZE] = sizeof(sz);
-			st.s[HS_STREAM_STACK] = stk;
-			st.n[HS_STREAM_STACK] = sizeof(stk);
-			st.s[HS_STREAM_TIME] = tm;
-			st.n[HS_STREAM_TIME] = sizeof(tm);
-			streams_rejected("errors-alloc-at-realloc", st, "unknown record type 0xb2");
+			streams_rejected("errors-alloc-at-realloc", alloc_fields(STREAMS(t, m)), "unknown record type 0xb2");
 		}
 		/*
 		 * 6.0's ALLOC_TOP: at a new chunk's top of 0, address 0; no realloc
@@ -599,15 +605,7 @@ int main(void)
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_TOP + HS_FN_MALLOC }, m[] = { 1 };
 			static const uint8_t tr[] = { HS_REC_THREAD, HS_REC_ALLOC_TOP + HS_FN_REALLOC };
-			static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
-			struct streams st = STREAMS(t, m), cut;
-			st.s[HS_STREAM_SIZE] = sz;
-			st.n[HS_STREAM_SIZE] = sizeof(sz);
-			st.s[HS_STREAM_STACK] = stk;
-			st.n[HS_STREAM_STACK] = sizeof(stk);
-			st.s[HS_STREAM_TIME] = tm;
-			st.n[HS_STREAM_TIME] = sizeof(tm);
-			cut = st;
+			struct streams st = alloc_fields(STREAMS(t, m)), cut = st;
 			streams_rejected("errors-alloc-top-address-0", st, "address 0");
 			st.s[HS_STREAM_TYPE] = tr;
 			streams_rejected("errors-alloc-top-realloc", st, "unknown record type 0xc2");
