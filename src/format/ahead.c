@@ -231,6 +231,7 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	memcpy(to->sp, from->sp, sizeof(to->sp));
 	memcpy(to->se, from->se, sizeof(to->se));
 	to->q = from->q;
+	to->q_ns = from->q_ns;
 	to->run_left = from->run_left;
 	to->tid = from->tid;
 	to->chunk_no = from->chunk_no;

@@ -26,6 +26,7 @@ struct hs_reader {
 	size_t zcap, rcap;
 	const uint8_t *sp[HS_STREAM_COUNT], *se[HS_STREAM_COUNT]; /* stream cursors and ends */
 	uint64_t q;                 /* delta state: time in resolution units */
+	uint64_t q_ns;              /* q in ns: most events are in the unit of the one before */
 	uint64_t run_left;          /* events still at time q in the current run (5.0) */
 	uint32_t tid;
 	uint32_t chunk_no;

@@ -266,6 +266,7 @@ static int load_chunk(struct hs_reader *r)
 		return fail(r, -EINVAL, "'%s' is corrupt: bad stream table in the chunk at offset %llu", r->path,
 			    (unsigned long long)r->chunk_off);
 	r->q = 0;
+	r->q_ns = 0;
 	r->run_left = 0;
 	r->tid = 0;
 	r->pred = NULL;
@@ -635,8 +636,9 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		if (r->runs && (v & 1))
 			GETS(HS_STREAM_TIME, r->run_left);
 		r->q += (uint64_t)hs_unzigzag(r->runs ? v >> 1 : v);
+		r->q_ns = r->q * r->info.time_resolution_ns;
 	}
-	ev->time_ns = r->q * r->info.time_resolution_ns;
+	ev->time_ns = r->q_ns;
 	return 1;
 bad:
 	return bad_record(r, type);
@@ -868,8 +870,11 @@ __attribute__((always_inline)) static inline void fast_done(struct hs_reader *r,
 	r->sp[HS_STREAM_TYPE]++;
 	r->sp[HS_STREAM_TIME] = pt;
 	r->run_left = run;
-	r->q += (uint64_t)hs_unzigzag(t);
-	ev->time_ns = r->q * r->info.time_resolution_ns;
+	if (t) {
+		r->q += (uint64_t)hs_unzigzag(t);
+		r->q_ns = r->q * r->info.time_resolution_ns;
+	}
+	ev->time_ns = r->q_ns;
 }
 
 static int fast_realloc(struct hs_reader *r, struct hs_event *ev);
