@@ -1090,8 +1090,14 @@ __attribute__((always_inline)) static inline int fast_run(struct hs_reader *r, s
 	int rc;
 
 	while (*got < n && r->sp[HS_STREAM_TYPE] < r->se[HS_STREAM_TYPE]) {
-		/* a thread switch first: interleaved threads write one every other event */
-		if (*r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
+		/*
+		 * A thread switch: for modern files asked only when the record
+		 * is not an event (3 instructions an event fewer: sqlite3's
+		 * report -0.7%, four churning threads' -1.2%); the copy without
+		 * addresses (the flame graph's) asks first, which kept it 4%
+		 * faster in wall time than asking after
+		 */
+		if (!modern && *r->sp[HS_STREAM_TYPE] == HS_REC_THREAD) {
 			if (!fast_thread(r))
 				break;
 			continue;
@@ -1101,7 +1107,7 @@ __attribute__((always_inline)) static inline int fast_run(struct hs_reader *r, s
 			(*got)++;
 		else if (rc < 0)
 			return rc;
-		else
+		else if (*r->sp[HS_STREAM_TYPE] != HS_REC_THREAD || !fast_thread(r))
 			break;
 	}
 	return 0;
