@@ -95,10 +95,10 @@ enum {
 	FAST_ALLOC,          /* ALLOC + fn, but realloc's: its address from a prediction and a difference */
 	FAST_ALLOC_AT,       /* ALLOC_AT + fn (3.0): at its predicted address */
 	FAST_ALLOC_TOP,      /* ALLOC_TOP + fn (6.0): at the thread's top */
-	FAST_REALLOC,        /* realloc's ALLOC: FAST_ALLOC with an old address after the new one */
 	FAST_FREE_RECENT,    /* its place in the recent list in the ptr stream */
 	FAST_FREE_RECENT_AT, /* its place in the type's low 4 bits (3.0) */
 	FAST_FREE,           /* its address as a difference from the thread's last */
+	FAST_REALLOC,        /* realloc's ALLOC: FAST_ALLOC with an old address after the new one */
 };
 
 _Static_assert(HS_FN_FREE < 16 && HS_FN_REALLOCARRAY < 16 && HS_FN_PVALLOC < 16, "an entry point fits r->fast's low 4 bits");
