@@ -141,19 +141,19 @@ enum hs_alloc_at {
  * ALLOC_AT + fn, from 6.0 (v6) ALLOC_TOP + fn; *at says which (enum
  * hs_alloc_at). -1 for any other type.
  */
+static inline int hs_alloc_folds(unsigned fn)
+{
+	/* realloc's old address needs the ptr stream anyway: its records never fold the address */
+	return fn <= HS_FN_PVALLOC && fn != HS_FN_REALLOC && fn != HS_FN_REALLOCARRAY;
+}
+
 static inline int hs_alloc_rec_fn(unsigned type, int v3, int v6, int *at)
 {
 	unsigned fn = type - HS_REC_ALLOC, fa = type - HS_REC_ALLOC_AT, ft = type - HS_REC_ALLOC_TOP;
 
-	*at = HS_AT_PTR;
-	if (v3 && fa <= HS_FN_PVALLOC && fa != HS_FN_REALLOC && fa != HS_FN_REALLOCARRAY) {
-		*at = HS_AT_PRED;
-		return (int)fa;
-	}
-	if (v6 && ft <= HS_FN_PVALLOC && ft != HS_FN_REALLOC && ft != HS_FN_REALLOCARRAY) {
-		*at = HS_AT_TOP;
-		return (int)ft;
-	}
+	*at = v3 && hs_alloc_folds(fa) ? HS_AT_PRED : v6 && hs_alloc_folds(ft) ? HS_AT_TOP : HS_AT_PTR;
+	if (*at != HS_AT_PTR)
+		return (int)(*at == HS_AT_PRED ? fa : ft);
 	return fn <= HS_FN_PVALLOC ? (int)fn : -1;
 }
 
