@@ -18,7 +18,6 @@
 struct hs_builder {
 	uint8_t *s[HS_STREAM_COUNT];
 	size_t n[HS_STREAM_COUNT];
-	size_t total;               /* sum of n[]: asked after every event */
 	uint8_t *raw;               /* assembled payload */
 	size_t map_size;
 	uint32_t resolution;
@@ -44,7 +43,6 @@ static void *map(size_t n)
 static void reset(struct hs_builder *b)
 {
 	memset(b->n, 0, sizeof(b->n));
-	b->total = 0;
 	b->last_q = 0;
 	b->run_open = 0;
 	b->q_lo = b->q_unit = 0;
@@ -98,10 +96,7 @@ void hs_builder_free(struct hs_builder *b)
 
 static inline void put(struct hs_builder *b, int s, uint64_t v)
 {
-	size_t n = (size_t)(hs_varint_put(b->s[s] + b->n[s], v) - b->s[s]);
-
-	b->total += n - b->n[s];
-	b->n[s] = n;
+	b->n[s] = (size_t)(hs_varint_put(b->s[s] + b->n[s], v) - b->s[s]);
 }
 
 static inline void put_s(struct hs_builder *b, int s, int64_t v)
@@ -112,7 +107,6 @@ static inline void put_s(struct hs_builder *b, int s, int64_t v)
 static inline void put_type(struct hs_builder *b, uint8_t t)
 {
 	b->s[HS_STREAM_TYPE][b->n[HS_STREAM_TYPE]++] = t;
-	b->total++;
 }
 
 void hs_builder_set_major(struct hs_builder *b, unsigned major)
@@ -163,7 +157,11 @@ static inline void put_time(struct hs_builder *b, int64_t dt)
 
 size_t hs_builder_size(const struct hs_builder *b)
 {
-	return b->total;
+	size_t n = 0;
+
+	for (int i = 0; i < HS_STREAM_COUNT; i++)
+		n += b->n[i];
+	return n;
 }
 
 int hs_builder_fits(const struct hs_builder *b, size_t len)
@@ -292,7 +290,6 @@ int hs_builder_record(struct hs_builder *b, const uint8_t *rec, size_t len)
 	put_type(b, rec[0]);
 	memcpy(b->s[HS_STREAM_MISC] + b->n[HS_STREAM_MISC], rec + 1, len - 1);
 	b->n[HS_STREAM_MISC] += len - 1;
-	b->total += len - 1;
 	return 0;
 }
 

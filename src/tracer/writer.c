@@ -35,6 +35,12 @@
  */
 #define HS_CHUNK_IN_PASS (2 * HS_CHUNK_TARGET)
 _Static_assert(HS_CHUNK_IN_PASS <= HS_CHUNK_MAX_RAW / 2, "a pass's chunk must fit the builder's streams");
+/*
+ * A pass asks the chunk's size (a sum over its streams) every this many
+ * events: it then passes HS_CHUNK_IN_PASS by at most 64 events of under
+ * 100 bytes each, far within a stream's room.
+ */
+#define SIZE_EVERY 64
 #define HS_FLUSH_NS (100ull * 1000 * 1000)  /* a partial chunk is written at least this often */
 #define HS_TICK_NS (10ull * 1000 * 1000)    /* rss sampling period */
 #define HS_HOLD_NS (200ull * 1000)          /* events younger than this may still be overtaken */
@@ -637,7 +643,7 @@ static uint64_t drain(int force)
 	struct hs_thread **ts;
 	uint64_t *pos, *end;
 	int k = 0, more_threads = 0;
-	uint64_t backlog = 0;
+	uint64_t backlog = 0, encoded = 0;
 	uint64_t watermark = force ? UINT64_MAX : hs_ticks() - hold_ticks;
 	uint64_t res = hs_g.cfg.time_resolution_ns ? hs_g.cfg.time_resolution_ns : 1;
 	struct unit ue = { 0, 0, 0 }, un = { 0, 0, 0 }; /* the events', the next thread's */
@@ -694,24 +700,29 @@ static uint64_t drain(int force)
 		 * their decoding a third slower.
 		 */
 		uint64_t unit_end = next < watermark ? unit_of(&un, next, res) + res : 0;
-		const struct hs_ev *e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
+		/* the run's thread and place in locals: after each of the encoder's byte stores, pos[] would be loaded again */
+		const struct hs_thread *rt = ts[best];
+		uint64_t p = pos[best], pe = end[best];
+		const struct hs_ev *e = &rt->ring[p & (HS_RING_EVENTS - 1)];
 		uint64_t ns = unit_of(&ue, e->ts, res);
 		for (;;) {
-			encode_event(ts[best], e, ns);
-			pos[best] += 1u + e->ext;
-			if (hs_builder_size(chunk) >= HS_CHUNK_IN_PASS) {
+			encode_event(rt, e, ns);
+			p += 1u + e->ext;
+			if ((++encoded & (SIZE_EVERY - 1)) == 0 && hs_builder_size(chunk) >= HS_CHUNK_IN_PASS) {
+				pos[best] = p;
 				write_chunk();
 				give_room(ts, pos, k);
 			}
-			if (pos[best] == end[best])
+			if (p == pe)
 				break;
-			e = &ts[best]->ring[pos[best] & (HS_RING_EVENTS - 1)];
+			e = &rt->ring[p & (HS_RING_EVENTS - 1)];
 			ns = unit_of(&ue, e->ts, res);
 			if (e->ts < next)
 				continue;
 			if (!unit_end || !(e->type & HS_EV_OWN) || e->ts >= watermark || ns >= unit_end)
 				break;
 		}
+		pos[best] = p;
 	}
 	give_room(ts, pos, k);
 	for (int i = 0; i < k; i++)
