@@ -240,6 +240,18 @@ static void move_decoding(struct hs_reader *to, struct hs_reader *from)
 	to->freed = from->freed;
 	to->runs = from->runs;
 	to->top = from->top;
+	to->pairs = from->pairs;
+	to->npairs = from->npairs;
+	{
+		/* the table goes along, as the buffers do; to's own (empty) comes back */
+		struct hs_pair *p = to->pair;
+		uint32_t cap = to->pair_cap;
+		to->pair = from->pair;
+		to->pair_cap = from->pair_cap;
+		from->pair = p;
+		from->pair_cap = cap;
+		from->npairs = 0;
+	}
 	memcpy(to->fast, from->fast, sizeof(to->fast));
 	to->no_addresses = from->no_addresses;
 	to->nstacks = from->nstacks;

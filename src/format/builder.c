@@ -14,6 +14,16 @@
 #define STREAM_CAP (HS_CHUNK_MAX_RAW / 2)
 #define HEAD_MAX (1 + HS_STREAM_COUNT * HS_VARINT_MAX)
 #define NO_TID UINT64_MAX           /* no thread id is (they are 32 bits) */
+#define PAIR_BITS 16
+#define PAIR_SLOTS (1u << PAIR_BITS)   /* the pairs' hash, at most half full */
+_Static_assert(2 * HS_PAIRS_MAX <= PAIR_SLOTS, "the pairs' hash keeps empty slots");
+
+/* A (size, stack) pair the chunk has seen; the slots live in the builder's mapping */
+struct pair_slot {
+	uint64_t size;
+	uint32_t stack;
+	uint32_t place;             /* in the chunk's table, from 1; 0: an empty slot */
+};
 
 struct hs_builder {
 	uint8_t *s[HS_STREAM_COUNT];
@@ -31,6 +41,10 @@ struct hs_builder {
 	uint64_t last_tid;          /* NO_TID: none yet in the chunk */
 	struct hs_predict *pr;      /* last_tid's predictions; NULL: look them up (the thread changed) */
 	uint32_t chunk_no;
+	int pairs;                  /* sizes and stacks as pairs (7.0) */
+	uint32_t npairs;            /* the chunk's table of pairs */
+	struct pair_slot *pslot;    /* PAIR_SLOTS, by hash */
+	uint32_t *pused;            /* the slots of the table's pairs, in order */
 	struct hs_predict predict[HS_PREDICT_SLOTS];
 };
 
@@ -43,6 +57,9 @@ static void *map(size_t n)
 static void reset(struct hs_builder *b)
 {
 	memset(b->n, 0, sizeof(b->n));
+	for (uint32_t i = 0; i < b->npairs; i++)
+		b->pslot[b->pused[i]].place = 0;
+	b->npairs = 0;
 	b->last_q = 0;
 	b->run_open = 0;
 	b->q_lo = b->q_unit = 0;
@@ -53,7 +70,9 @@ static void reset(struct hs_builder *b)
 
 int hs_builder_new(struct hs_builder **out, uint32_t resolution)
 {
-	size_t total = HS_STREAM_COUNT * (size_t)STREAM_CAP + HS_CHUNK_MAX_RAW + HEAD_MAX;
+	size_t raw = (HS_CHUNK_MAX_RAW + HEAD_MAX + 63) & ~(size_t)63;
+	size_t total = HS_STREAM_COUNT * (size_t)STREAM_CAP + raw + PAIR_SLOTS * sizeof(struct pair_slot) +
+		       HS_PAIRS_MAX * sizeof(uint32_t);
 	struct hs_builder *b = map(sizeof(*b));
 	uint8_t *mem;
 
@@ -77,10 +96,13 @@ int hs_builder_new(struct hs_builder **out, uint32_t resolution)
 	for (int i = 0; i < HS_STREAM_COUNT; i++)
 		b->s[i] = mem + (size_t)i * STREAM_CAP;
 	b->raw = mem + (size_t)HS_STREAM_COUNT * STREAM_CAP;
+	b->pslot = (struct pair_slot *)(void *)(b->raw + raw);
+	b->pused = (uint32_t *)(void *)(b->pslot + PAIR_SLOTS);
 	b->map_size = total;
 	b->resolution = resolution ? resolution : 1;
 	b->runs = 1;
 	b->top = 1;
+	b->pairs = 1;
 	reset(b);
 	*out = b;
 	return 0;
@@ -113,6 +135,7 @@ void hs_builder_set_major(struct hs_builder *b, unsigned major)
 {
 	b->runs = major >= HS_VERSION_TIME_RUNS;
 	b->top = major >= HS_VERSION_TOP;
+	b->pairs = major >= HS_VERSION_PAIRS;
 }
 
 /*
@@ -178,6 +201,42 @@ static inline struct hs_predict *thread_predict(struct hs_builder *b, uint32_t t
 	if (!b->pr)
 		b->pr = hs_predict_for(b->predict, tid, b->chunk_no);
 	return b->pr;
+}
+
+/* The pair's place in the chunk's table, from 1; 0: new to the chunk, and then added while the table has room. */
+static inline uint32_t pair_place(struct hs_builder *b, uint64_t size, uint32_t stack)
+{
+	size_t i = (size_t)(((size ^ (uint64_t)stack << 32) * 0x9e3779b97f4a7c15ull) >> (64 - PAIR_BITS));
+	struct pair_slot *p;
+
+	for (;; i = (i + 1) & (PAIR_SLOTS - 1)) {
+		p = &b->pslot[i];
+		if (!p->place)
+			break;
+		if (p->size == size && p->stack == stack)
+			return p->place;
+	}
+	if (b->npairs < HS_PAIRS_MAX) {
+		p->size = size;
+		p->stack = stack;
+		p->place = ++b->npairs;
+		b->pused[b->npairs - 1] = (uint32_t)i;
+	}
+	return 0;
+}
+
+/* An allocation's size and stack: as a pair (HS_PAIRS_MAX), or each in its stream as before 7.0. */
+static inline void put_site(struct hs_builder *b, uint64_t size, uint32_t stack)
+{
+	if (b->pairs) {
+		uint32_t k = pair_place(b, size, stack);
+
+		put(b, HS_STREAM_STACK, k);
+		if (k)
+			return;
+	}
+	put(b, HS_STREAM_SIZE, size);
+	put(b, HS_STREAM_STACK, stack);
 }
 
 /* The records of mappings and the break: 0, or -1 for a kind that has none. */
@@ -255,8 +314,7 @@ void hs_builder_event(struct hs_builder *b, const struct hs_event *ev)
 			}
 			hs_predict_top(pr, ev->ptr, ev->size);
 		}
-		put(b, HS_STREAM_SIZE, ev->size);
-		put(b, HS_STREAM_STACK, ev->stack);
+		put_site(b, ev->size, ev->stack);
 		if (ev->fn == HS_FN_REALLOC || ev->fn == HS_FN_REALLOCARRAY)
 			put(b, HS_STREAM_PTR, hs_realloc_old_code(ev->old_ptr, ev->ptr, pr->last));
 		pr->cls[cls] = ev->ptr;

@@ -35,6 +35,9 @@ struct hs_reader {
 	int freed;                 /* the file predicts addresses from the freed list (3.0) */
 	int runs;                  /* its time stream is runs (5.0) */
 	int top;                   /* it has ALLOC_TOP records (6.0) */
+	int pairs;                 /* it names allocations' sizes and stacks as pairs (7.0) */
+	uint32_t npairs, pair_cap; /* the chunk's table of pairs (records.h, HS_PAIRS_MAX), grown as pairs come */
+	struct hs_pair { uint64_t size; uint32_t stack; } *pair;
 	uint8_t fast[256];         /* by record type: FAST_* << 4 | entry point, for fast_one() (reader.c) */
 
 	uint32_t *stack_parent;

@@ -140,6 +140,7 @@ static int read_header(struct hs_reader *r)
 	r->freed = r->info.version_major >= HS_VERSION_FREED;
 	r->runs = r->info.version_major >= HS_VERSION_TIME_RUNS;
 	r->top = r->info.version_major >= HS_VERSION_TOP;
+	r->pairs = r->info.version_major >= HS_VERSION_PAIRS;
 	fast_types(r);
 	if (r->info.version_major < HS_VERSION_MAJOR_OLDEST || r->info.version_major > HS_VERSION_MAJOR)
 		return fail(r, -EINVAL, "'%s' is format version %u.%u (offset 12); this heapscope reads %d.x to %d.x: "
@@ -270,6 +271,7 @@ static int load_chunk(struct hs_reader *r)
 	r->run_left = 0;
 	r->tid = 0;
 	r->pred = NULL;
+	r->npairs = 0;
 	r->chunk_no++;
 	r->chunks++;
 	return 1;
@@ -484,21 +486,58 @@ static int zero_address(struct hs_reader *r, const uint8_t *rec)
 }
 
 /*
+ * An allocation's size and stack (record type), from its place in the
+ * chunk's table of pairs (7.0) or from their streams; a pair new to the
+ * chunk joins the table as the writer's did. 0, or <0 on error.
+ */
+static int get_site(struct hs_reader *r, unsigned type, struct hs_event *ev)
+{
+	uint64_t k = 0, v;
+
+	if (r->pairs) {
+		GETS(HS_STREAM_STACK, k);
+		if (k > r->npairs)
+			return fail(r, -EINVAL, "'%s' is corrupt: an allocation names pair %llu of %u at byte %zu of "
+				    "the chunk at offset %llu", r->path, (unsigned long long)k, r->npairs,
+				    (size_t)(r->sp[HS_STREAM_TYPE] - 1 - r->rbuf), (unsigned long long)r->chunk_off);
+		if (k) {
+			ev->size = r->pair[k - 1].size;
+			ev->stack = r->pair[k - 1].stack;
+			return 0;
+		}
+	}
+	GETS(HS_STREAM_SIZE, ev->size);
+	GETS(HS_STREAM_STACK, v);
+	if (v >= r->stack_lim)
+		goto bad;
+	ev->stack = (uint32_t)v;
+	if (r->pairs && r->npairs < HS_PAIRS_MAX) {
+		if (r->npairs == r->pair_cap) {
+			uint32_t cap = r->pair_cap ? 2 * r->pair_cap : 1024;
+			if (grow((void **)&r->pair, (cap < HS_PAIRS_MAX ? cap : HS_PAIRS_MAX) * sizeof(*r->pair)) < 0)
+				return hs_reader_no_memory(r, "the table of pairs");
+			r->pair_cap = cap < HS_PAIRS_MAX ? cap : HS_PAIRS_MAX;
+		}
+		r->pair[r->npairs].size = ev->size;
+		r->pair[r->npairs++].stack = ev->stack;
+	}
+	return 0;
+bad:
+	return bad_record(r, type);
+}
+
+/*
  * An allocation's or a free's fields without its address
  * (hs_reader_skip_addresses): 1 when type is one, 0 when not, <0 on error.
  */
 static int bare_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 {
-	uint64_t v;
-	int at, fn;
+	int at, fn, rc;
 
 	if ((fn = hs_alloc_rec_fn(type, r->freed, r->top, &at)) >= 0) {
 		ev->kind = HS_EVENT_ALLOC;
-		GETS(HS_STREAM_SIZE, ev->size);
-		GETS(HS_STREAM_STACK, v);
-		if (v >= r->stack_lim)
-			goto bad;
-		ev->stack = (uint32_t)v;
+		if ((rc = get_site(r, type, ev)) < 0)
+			return rc;
 	} else if ((fn = hs_free_recent_rec_fn(type, r->freed)) >= 0 || (fn = hs_free_rec_fn(type)) >= 0) {
 		ev->kind = HS_EVENT_FREE;
 	} else {
@@ -508,8 +547,6 @@ static int bare_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 	ev->ptr = 0;
 	ev->old_ptr = 0;
 	return 1;
-bad:
-	return bad_record(r, type);
 }
 
 /* Fields of the events (types 0x10-0x24), from their streams. */
@@ -517,11 +554,14 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 {
 	struct hs_predict *pr;
 	uint64_t v, a;
+	int at, fn, rc;
 
-	int at, fn;
-
-	if (r->no_addresses && (fn = bare_event(r, type, ev)) != 0)
-		return fn < 0 ? fn : 0;
+	/* an allocation or free that fast_bare() left: a pair new to the chunk, or a malformed record */
+	if (r->no_addresses && (rc = bare_event(r, type, ev)) != 0) {
+		if (rc < 0)
+			return rc;
+		goto timed;
+	}
 	if ((fn = hs_alloc_rec_fn(type, r->freed, r->top, &at)) >= 0) {
 		unsigned cls;
 		uint64_t predicted;
@@ -531,11 +571,8 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 		a = 0;
 		if (at == HS_AT_PTR)
 			GETS(HS_STREAM_PTR, a);
-		GETS(HS_STREAM_SIZE, ev->size);
-		GETS(HS_STREAM_STACK, v);
-		if (v >= r->stack_lim)
-			goto bad;
-		ev->stack = (uint32_t)v;
+		if ((rc = get_site(r, type, ev)) < 0)
+			return rc;
 		pr = hs_predict_for(r->predict, r->tid, r->chunk_no);
 		cls = hs_size_class(ev->size);
 		/* an ALLOC_TOP takes the freed list's block too, as the writer's prediction did */
@@ -629,6 +666,7 @@ static int decode_event(struct hs_reader *r, unsigned type, struct hs_event *ev)
 			return 0;
 		}
 	}
+timed:
 	if (r->runs && r->run_left) {
 		r->run_left--;
 	} else {
@@ -862,6 +900,29 @@ __attribute__((always_inline)) static inline uint64_t fast_time(const struct hs_
 	return t;
 }
 
+/*
+ * An allocation's size and stack in stride: from the chunk's table of
+ * pairs (7.0), or from their streams. 0: a pair new to the chunk (which
+ * decode_one() adds), or a place beyond the table (which it names).
+ */
+__attribute__((always_inline)) static inline int fast_site(const struct hs_reader *r, const int pairs,
+							   const uint8_t **ps, const uint8_t **pk, uint64_t *size,
+							   uint64_t *stack, int *bad)
+{
+	if (pairs) {
+		uint64_t k = fast_varint(pk, bad) - 1;
+
+		if (k >= r->npairs)
+			return 0;
+		*size = r->pair[k].size;
+		*stack = r->pair[k].stack;
+		return 1;
+	}
+	*size = fast_varint(ps, bad);
+	*stack = fast_varint(pk, bad);
+	return 1;
+}
+
 /* fast_one's and fast_bare's end: the record taken, its thread and time (pt, run: the time stream past its delta t) */
 __attribute__((always_inline)) static inline void fast_done(struct hs_reader *r, struct hs_event *ev, const uint8_t *pt,
 							    uint64_t run, uint64_t t)
@@ -905,8 +966,8 @@ __attribute__((always_inline)) static inline int fast_record(struct hs_reader *r
 		/* a realloc's old address follows */
 		if (reallocs)
 			old = fast_varint(&pp, &bad);
-		size = fast_varint(&ps, &bad);
-		stack = fast_varint(&pk, &bad);
+		if (!fast_site(r, modern || r->pairs, &ps, &pk, &size, &stack, &bad))
+			return 0;
 		t = fast_time(r, &pt, &run, &bad, modern);
 		if (bad || pp > r->se[HS_STREAM_PTR] || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] ||
 		    stack >= r->stack_lim)
@@ -981,7 +1042,7 @@ __attribute__((noinline)) static int fast_realloc(struct hs_reader *r, struct hs
 	return fast_record(r, ev, 1, 0);
 }
 
-/* modern: the file has runs of time and the freed list (5.0 on), so neither is asked per record */
+/* modern: the file has runs of time, the freed list and pairs (7.0 on), so none is asked per record */
 __attribute__((always_inline)) static inline int fast_one(struct hs_reader *r, struct hs_event *ev, const int modern)
 {
 	return fast_record(r, ev, 0, modern);
@@ -997,8 +1058,10 @@ __attribute__((always_inline)) static inline int fast_bare(struct hs_reader *r, 
 
 	if (family == FAST_ALLOC || family == FAST_ALLOC_AT || family == FAST_ALLOC_TOP || family == FAST_REALLOC) {
 		const uint8_t *ps = r->sp[HS_STREAM_SIZE], *pk = r->sp[HS_STREAM_STACK];
-		uint64_t size = fast_varint(&ps, &bad), stack = fast_varint(&pk, &bad);
+		uint64_t size, stack;
 
+		if (!fast_site(r, r->pairs, &ps, &pk, &size, &stack, &bad))
+			return 0;
 		t = fast_time(r, &pt, &run, &bad, 0);
 		if (bad || ps > r->se[HS_STREAM_SIZE] || pk > r->se[HS_STREAM_STACK] || stack >= r->stack_lim)
 			return 0;
@@ -1077,14 +1140,16 @@ __attribute__((always_inline)) static inline int fast_thread(struct hs_reader *r
 /*
  * The usual records straight from the streams, without the per-call work
  * of hs_reader_next: up to n - *got of them, until one the fast path does
- * not take. modern: a file of 5.0 on, read with its addresses, whose
- * records then need not ask for the file's version. (A third copy, for
- * modern files without addresses, took 6.6% of the instructions off
- * sqlite3's flame graph but made it 18% slower on this AMD host: 106 ->
- * 125 ms. Where GCC stores an event's kind and thread id as one vector
- * store, as it did there, the analysis's load of the thread id waits for
- * the store: code layout, not work, decides that command's time.)
- * <0: the reader failed.
+ * not take. modern: a file of 7.0 on, read with its addresses, whose
+ * records then need not ask for the file's version (older files take
+ * the other copy: sqlite3's 6.0 trace 4% more instructions than its 7.0
+ * one). A third copy, for modern files without addresses, took 6.6% of
+ * the instructions off sqlite3's flame graph but made it 18% slower on
+ * this AMD host: 106 -> 125 ms. Code layout, not work, decides that
+ * command's time: the analysis's load of an event's thread id waited for
+ * a quarter of its scan's time in one build and an eighth in another,
+ * with the scan's machine code the same and every field of the event
+ * stored on its own. <0: the reader failed.
  */
 __attribute__((always_inline)) static inline int fast_run(struct hs_reader *r, struct hs_event *ev, int n, int *got,
 							   const int modern)
@@ -1117,7 +1182,7 @@ __attribute__((always_inline)) static inline int fast_run(struct hs_reader *r, s
 
 static int next_batch(struct hs_reader *r, struct hs_event *ev, int n)
 {
-	int got = 0, rc, modern = r->runs && r->freed && !r->no_addresses;
+	int got = 0, rc, modern = r->pairs && r->runs && r->freed && !r->no_addresses;
 
 	if (r->failed)
 		return r->failed;
@@ -1430,6 +1495,7 @@ void hs_reader_close(struct hs_reader *r)
 	free((char *)r->info.exe);
 	free(r->stack_parent);
 	free(r->stack_ip);
+	free(r->pair);
 	free(r->zbuf);
 	free(r->rbuf);
 	ZSTD_freeDCtx(r->dctx);

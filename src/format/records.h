@@ -23,15 +23,30 @@
  * low bit says that a count of the events after it at its time follows),
  * which a 4.x reader would take for one delta per event. 6.0 adds
  * ALLOC_TOP, an allocation at the end of the thread's latest block carved
- * from free space, which a 5.x reader cannot skip.
+ * from free space, which a 5.x reader cannot skip. 7.0 names an
+ * allocation's size and stack together, by their place in the chunk's
+ * table of pairs (HS_PAIRS_MAX), which a 6.x reader would take for a
+ * stack id.
  */
-#define HS_VERSION_MAJOR 6
+#define HS_VERSION_MAJOR 7
 #define HS_VERSION_MINOR 0
 #define HS_VERSION_MAJOR_OLDEST 1
 #define HS_VERSION_FREED 3       /* the first major version with the freed list */
 #define HS_VERSION_STACK_SEQ 4   /* the first whose STACK records leave their id implied */
 #define HS_VERSION_TIME_RUNS 5   /* the first whose time stream is runs */
 #define HS_VERSION_TOP 6         /* the first with ALLOC_TOP */
+#define HS_VERSION_PAIRS 7       /* the first with the chunk's table of (size, stack) pairs */
+
+/*
+ * An allocation's size and stack (7.0 on): a pair the chunk has seen is
+ * written as its place in the chunk's table, 1 for the first pair the
+ * chunk added, in the stack stream; a new one as 0 there, then its stack,
+ * and its size in the size stream, and it joins the table while the
+ * table holds fewer than this. A program repeats its pairs: sqlite3's (c)
+ * sizes and stacks took 746 KB, zstd level 1, and take 673 KB as pairs;
+ * python3's (d) 75.7 KB, now 64.0.
+ */
+#define HS_PAIRS_MAX (1u << 15)
 
 /*
  * A backtrace deeper than the tracer keeps has this return address as its

@@ -2215,6 +2215,10 @@ reads_old 4.2 09decb8fa5fa766c1dca2605f723d7111d6ac44cdc05cd0a4a4f50cf44d3be8d \
 # the 6.0 reader's top must not name any of its blocks.
 reads_old 5.0 de296f5ac47083ba83e5e0fa4dc4e9e919b8d59ba00360280896e2a0cf67d3c5 \
     3a4aa49cefd54babf60a1f6eb8b89ad31ae656f98a8a63d1c795116eeee5e215
+# Format 6.0 (the same SQL, recorded by commit b08f355): sizes and stacks
+# each in its stream, where 7.0 names pairs of them.
+reads_old 6.0 007e7658b9be99f4342f1c6c992c5f6405e5167c4af5f5f9727ab2d47dcaaca4 \
+    3a4aa49cefd54babf60a1f6eb8b89ad31ae656f98a8a63d1c795116eeee5e215
 
 # --------------------------------------------------------------- robustness
 # heapscope report on damaged input: either exit != 0 with a one-line error

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "heapscope/reader.h"
+#include "readback.h"
 #include "tracebuild.h"
 
 /* The predictor on its own: what an allocation of a class is expected at after frees. */
@@ -471,28 +472,6 @@ static void top_rule(void)
 }
 
 /* Every allocation and free of a file, in order (ahead: in batches, a thread decoding ahead); -1 on a reader error (in err). */
-static long read_events(const char *path, int ahead, struct hs_event *ev, long max, char *err, size_t errlen)
-{
-	struct hs_reader *r = NULL;
-	struct hs_event e[16];
-	long n = 0;
-	int rc;
-
-	err[0] = 0;
-	setenv("HEAPSCOPE_READER_THREADS", ahead ? "1" : "0", 1);
-	if ((rc = hs_reader_open(&r, path)) == 0) {
-		while ((rc = ahead ? hs_reader_next_batch(r, e, 16) : hs_reader_next(r, e)) > 0)
-			for (int i = 0; i < rc; i++)
-				if ((e[i].kind == HS_EVENT_ALLOC || e[i].kind == HS_EVENT_FREE) && n < max)
-					ev[n++] = e[i];
-	}
-	unsetenv("HEAPSCOPE_READER_THREADS");
-	if (rc < 0)
-		snprintf(err, errlen, "%s", r ? hs_reader_error(r) : "cannot open");
-	hs_reader_close(r);
-	return rc < 0 ? -1 : n;
-}
-
 /*
  * An allocator that carves fresh blocks one after the other, as glibc does
  * from its top chunk, and hands a freed block back now and then: the 6.0
@@ -559,7 +538,7 @@ static void carved_blocks(const char *dir)
 	for (int k = 0; k < 4; k++) {
 		static const char *const name[] = { "predict-top-roundtrip-5x", "predict-top-roundtrip-5x-ahead",
 						    "predict-top-roundtrip-6x", "predict-top-roundtrip-6x-ahead" };
-		long m = read_events(path[k / 2], k & 1, got, (long)(sizeof(got) / sizeof(got[0])), err, sizeof(err));
+		long m = tb_read_events(path[k / 2], 0, k & 1, got, (long)(sizeof(got) / sizeof(got[0])), err, sizeof(err));
 		long bad = -1;
 		for (long i = 0; m == n && i < n && bad < 0; i++)
 			if (got[i].kind != want[i].kind || got[i].ptr != want[i].ptr || got[i].fn != want[i].fn ||
@@ -597,7 +576,7 @@ static void top_in_5x(const char *dir)
 		tb_free(&t);
 		return;
 	}
-	m = read_events(path, 0, got, 4, err, sizeof(err));
+	m = tb_read_events(path, 0, 0, got, 4, err, sizeof(err));
 	check_report(m < 0 && strstr(err, "unknown record type 0xc0") && strstr(err, "offset"), "predict-top-in-5x-refused",
 		     "expected an unknown record type 0xc0 at an offset got %ld events (%s)", m, err);
 	unlink(path);

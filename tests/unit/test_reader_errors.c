@@ -165,10 +165,10 @@ static size_t layout(uint8_t *out, const struct streams *st)
 
 static void payload_rejected(const char *name, const void *raw, size_t n, const char *want);
 
-/* st with the fields an allocation record without a ptr field reads: size 8, stack 0, time 0 */
+/* st with the fields an allocation record without a ptr field reads: size 8, stack 0 (a pair new to the chunk), time 0 */
 static struct streams alloc_fields(struct streams st)
 {
-	static const uint8_t sz[] = { 8 }, stk[] = { 0 }, tm[] = { 0 };
+	static const uint8_t sz[] = { 8 }, stk[] = { 0, 0 }, tm[] = { 0 };
 
 	st.s[HS_STREAM_SIZE] = sz;
 	st.n[HS_STREAM_SIZE] = sizeof(sz);
@@ -288,19 +288,18 @@ int main(void)
 		/*
 		 * 1.x files are still read: a trace with none of the records whose
 		 * coding changed since (no stack node, no free of a recent block, no
-		 * address at its prediction), relabelled 1.0
+		 * address at its prediction), written as 1.0
 		 */
 		struct tb v1;
 		struct outcome o1;
 		if (tb_init(&v1, 0, 0, 1, 99) == 0) {
+			tb_set_major(&v1, 1);
 			tb_alloc(&v1, 5, 1, HS_FN_MALLOC, 0x1000, 10, 0, 0);
 			tb_alloc(&v1, 6, 1, HS_FN_MALLOC, 0x2000, 10, 0, 0);
 			tb_free_rec(&v1, 7, 2, HS_FN_FREE, 0x1000);
 			tb_alloc(&v1, 8, 1, HS_FN_MALLOC, 0x3000, 10, 0, 0);
 			tb_end(&v1, 9, HS_END_EXIT);
 			tb_flush(&v1);
-			hs_put_u16(v1.file.d + 12, 1);
-			hs_put_u32(v1.file.d + 52, hs_crc32c(0, v1.file.d, 52));
 			o1 = read_all(write_bytes("v1", v1.file.d, v1.file.n));
 			check_report(o1.rc == 0 && o1.events == 5, "errors-major-version-1-read",
 				     "expected 5 events and a clean end got %d, rc=%d (%s)", o1.events, o1.rc, o1.err);
@@ -466,25 +465,27 @@ int main(void)
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC + HS_FN_MALLOC }, m[] = { 1 };
 			/* each event here a run of one (5.0): delta 0, its low bit clear: no length follows */
-			static const uint8_t ptr[] = { 2 }, size[] = { 10 }, stk[] = { 2 }, tm[] = { 0 };
+			static const uint8_t ptr[] = { 2 }, size[] = { 10 }, tm[] = { 0 };
+			/* a pair new to the chunk (7.0): 0, then the stack */
+			static const uint8_t stk[] = { 0, 2 }, stk_map[] = { 2 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_PTR] = ptr, st.n[HS_STREAM_PTR] = 1;
 			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
-			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = 1;
+			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = sizeof(stk);
 			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-alloc-names-unwritten-stack", st, "malformed");
-			static const uint8_t big[] = { 0xff, 0xff, 0xff, 0xff, 0x0f }; /* UINT32_MAX */
+			static const uint8_t big[] = { 0, 0xff, 0xff, 0xff, 0xff, 0x0f }; /* UINT32_MAX */
 			st.s[HS_STREAM_STACK] = big, st.n[HS_STREAM_STACK] = sizeof(big);
 			streams_rejected("errors-alloc-names-stack-2^32-1", st, "malformed");
 			static const uint8_t tm_map[] = { HS_REC_THREAD, HS_REC_MMAP }, m_map[] = { 1, 0x80, 0x20, 0x10, 3, 0x22 };
 			struct streams sm = STREAMS(tm_map, m_map);
-			sm.s[HS_STREAM_STACK] = stk, sm.n[HS_STREAM_STACK] = 1;
+			sm.s[HS_STREAM_STACK] = stk_map, sm.n[HS_STREAM_STACK] = 1;
 			sm.s[HS_STREAM_TIME] = tm, sm.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-mmap-names-unwritten-stack", sm, "malformed");
 			/* the same allocation naming node 1 reads */
-			static const uint8_t one[] = { 1 };
+			static const uint8_t one[] = { 0, 1 };
 			static uint8_t raw[256];
-			st.s[HS_STREAM_STACK] = one, st.n[HS_STREAM_STACK] = 1;
+			st.s[HS_STREAM_STACK] = one, st.n[HS_STREAM_STACK] = sizeof(one);
 			o = read_all(with_payload("stack-written", raw, layout(raw, &st)));
 			check_report(o.rc == 0 && o.events == 4 && !o.err[0], "errors-alloc-names-written-stack-read",
 				     "expected 3 + 1 events and a clean end got %d events, rc=%d (%s)", o.events, o.rc, o.err);
@@ -497,10 +498,10 @@ int main(void)
 		 */
 		{
 			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC_AT + HS_FN_MALLOC }, m[] = { 1 };
-			static const uint8_t size[] = { 10 }, stk[] = { 1 }, tm[] = { 0 };
+			static const uint8_t size[] = { 10 }, stk[] = { 0, 1 }, tm[] = { 0 };
 			struct streams st = STREAMS(t, m);
 			st.s[HS_STREAM_SIZE] = size, st.n[HS_STREAM_SIZE] = 1;
-			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = 1;
+			st.s[HS_STREAM_STACK] = stk, st.n[HS_STREAM_STACK] = sizeof(stk);
 			st.s[HS_STREAM_TIME] = tm, st.n[HS_STREAM_TIME] = sizeof(tm);
 			streams_rejected("errors-alloc-at-address-0", st, "address 0");
 			static const uint8_t tf[] = { HS_REC_THREAD, HS_REC_FREE }, zero[] = { 0 };
@@ -616,6 +617,32 @@ int main(void)
 				streams_rejected(threads ? "errors-alloc-top-cut-ahead" : "errors-alloc-top-cut", cut, "malformed");
 			}
 			unsetenv("HEAPSCOPE_READER_THREADS");
+		}
+		/*
+		 * 7.0's pairs: a place beyond the chunk's table, also where a
+		 * thread decodes ahead; a new pair cut before its stack; a new
+		 * pair whose stack no node defines yet
+		 */
+		{
+			static const uint8_t t[] = { HS_REC_THREAD, HS_REC_ALLOC + HS_FN_MALLOC }, m[] = { 1 }, ptr[] = { 2 };
+			static const uint8_t beyond[] = { 1 }, cut[] = { 0 }, undefined[] = { 0, 5 };
+			struct streams st = alloc_fields(STREAMS(t, m));
+			st.s[HS_STREAM_PTR] = ptr;
+			st.n[HS_STREAM_PTR] = sizeof(ptr);
+			st.s[HS_STREAM_STACK] = beyond;
+			st.n[HS_STREAM_STACK] = sizeof(beyond);
+			for (int threads = 0; threads < 2; threads++) {
+				setenv("HEAPSCOPE_READER_THREADS", threads ? "1" : "0", 1);
+				streams_rejected(threads ? "errors-pair-beyond-table-ahead" : "errors-pair-beyond-table", st,
+						 "names pair 1 of 0");
+			}
+			unsetenv("HEAPSCOPE_READER_THREADS");
+			st.s[HS_STREAM_STACK] = cut;
+			st.n[HS_STREAM_STACK] = sizeof(cut);
+			streams_rejected("errors-pair-cut", st, "malformed");
+			st.s[HS_STREAM_STACK] = undefined;
+			st.n[HS_STREAM_STACK] = sizeof(undefined);
+			streams_rejected("errors-pair-stack-undefined", st, "malformed");
 		}
 		static const uint8_t t_marker[] = { HS_REC_MARKER }, marker_len[] = { 1, 1, 50, 'a', 'b' };
 		streams_rejected("errors-marker-past-end", STREAMS(t_marker, marker_len), "malformed");
