@@ -486,9 +486,9 @@ static int zero_address(struct hs_reader *r, const uint8_t *rec)
 }
 
 /*
- * An allocation's size and stack (record type), from its place in the
- * chunk's table of pairs (7.0) or from their streams; a pair new to the
- * chunk joins the table as the writer's did. 0, or <0 on error.
+ * An allocation's size and stack, from its place in the chunk's table of
+ * pairs (7.0) or from their streams; a pair new to the chunk joins the
+ * table as the writer's did. type: the record's, for an error. 0, or <0.
  */
 static int get_site(struct hs_reader *r, unsigned type, struct hs_event *ev)
 {
@@ -514,9 +514,10 @@ static int get_site(struct hs_reader *r, unsigned type, struct hs_event *ev)
 	if (r->pairs && r->npairs < HS_PAIRS_MAX) {
 		if (r->npairs == r->pair_cap) {
 			uint32_t cap = r->pair_cap ? 2 * r->pair_cap : 1024;
-			if (grow((void **)&r->pair, (cap < HS_PAIRS_MAX ? cap : HS_PAIRS_MAX) * sizeof(*r->pair)) < 0)
+			cap = cap < HS_PAIRS_MAX ? cap : HS_PAIRS_MAX;
+			if (grow((void **)&r->pair, cap * sizeof(*r->pair)) < 0)
 				return hs_reader_no_memory(r, "the table of pairs");
-			r->pair_cap = cap < HS_PAIRS_MAX ? cap : HS_PAIRS_MAX;
+			r->pair_cap = cap;
 		}
 		r->pair[r->npairs].size = ev->size;
 		r->pair[r->npairs++].stack = ev->stack;
