@@ -23,10 +23,11 @@ static void add(struct hs_event ev)
 }
 
 /*
- * One thread's allocations of a few pairs, each freed at once, in an order
- * drawn at random: then, in one chunk, more distinct pairs than the table
- * holds (sizes of one stack), some named again after the table was full,
- * and reallocs; a second chunk names the first chunk's pairs anew.
+ * The first chunk: one thread's allocations of 60 pairs, each freed at
+ * once, in an order drawn at random. The second, whose table starts
+ * empty: another thread's allocations of more distinct pairs than the
+ * table holds (sizes over three stacks), some named again once the table
+ * is full, and reallocs to a size of the first chunk's.
  */
 static void make_events(void)
 {
