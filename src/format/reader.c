@@ -1143,14 +1143,15 @@ __attribute__((always_inline)) static inline int fast_thread(struct hs_reader *r
  * of hs_reader_next: up to n - *got of them, until one the fast path does
  * not take. modern: a file of 7.0 on, read with its addresses, whose
  * records then need not ask for the file's version (older files take
- * the other copy: sqlite3's 6.0 trace 4% more instructions than its 7.0
- * one). A third copy, for modern files without addresses, took 6.6% of
- * the instructions off sqlite3's flame graph but made it 18% slower on
- * this AMD host: 106 -> 125 ms. Code layout, not work, decides that
- * command's time: the analysis's load of an event's thread id waited for
- * a quarter of its scan's time in one build and an eighth in another,
- * with the scan's machine code the same and every field of the event
- * stored on its own. <0: the reader failed.
+ * the other copy: sqlite3's report 5% more instructions on its events as
+ * 6.0 than as 7.0, 4.5% more than 6.0's reader took). A third copy, for
+ * modern files without addresses, took 6.6% of the instructions off
+ * sqlite3's flame graph but made it 18% slower on this AMD host: 106 ->
+ * 125 ms. Code layout, not work, decides that command's time: the
+ * analysis's load of an event's thread id waited for a quarter of its
+ * scan's time in one build and an eighth in another, with the scan's
+ * machine code the same and every field of the event stored on its own.
+ * <0: the reader failed.
  */
 __attribute__((always_inline)) static inline int fast_run(struct hs_reader *r, struct hs_event *ev, int n, int *got,
 							   const int modern)
