@@ -100,7 +100,7 @@ static void roundtrips(const char *dir)
 	}
 	for (int k = 0; k < 6; k++) {
 		int bare = k % 3 == 1, ahead = k % 3 == 2;
-		long m = tb_read_events(path[k / 3], bare, ahead, got, MAXEV, err, sizeof(err)), bad = -1;
+		long m = readback_events(path[k / 3], bare, ahead, got, MAXEV, err, sizeof(err)), bad = -1;
 
 		for (long i = 0; m == nwant && i < nwant && bad < 0; i++)
 			if (got[i].kind != want[i].kind || got[i].fn != want[i].fn || got[i].tid != want[i].tid ||

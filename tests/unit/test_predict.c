@@ -471,7 +471,6 @@ static void top_rule(void)
 	CHECK_U64("predict-top-new-chunk-empty", 0, p->top);
 }
 
-/* Every allocation and free of a file, in order (ahead: in batches, a thread decoding ahead); -1 on a reader error (in err). */
 /*
  * An allocator that carves fresh blocks one after the other, as glibc does
  * from its top chunk, and hands a freed block back now and then: the 6.0
@@ -538,7 +537,7 @@ static void carved_blocks(const char *dir)
 	for (int k = 0; k < 4; k++) {
 		static const char *const name[] = { "predict-top-roundtrip-5x", "predict-top-roundtrip-5x-ahead",
 						    "predict-top-roundtrip-6x", "predict-top-roundtrip-6x-ahead" };
-		long m = tb_read_events(path[k / 2], 0, k & 1, got, (long)(sizeof(got) / sizeof(got[0])), err, sizeof(err));
+		long m = readback_events(path[k / 2], 0, k & 1, got, (long)(sizeof(got) / sizeof(got[0])), err, sizeof(err));
 		long bad = -1;
 		for (long i = 0; m == n && i < n && bad < 0; i++)
 			if (got[i].kind != want[i].kind || got[i].ptr != want[i].ptr || got[i].fn != want[i].fn ||
@@ -576,7 +575,7 @@ static void top_in_5x(const char *dir)
 		tb_free(&t);
 		return;
 	}
-	m = tb_read_events(path, 0, 0, got, 4, err, sizeof(err));
+	m = readback_events(path, 0, 0, got, 4, err, sizeof(err));
 	check_report(m < 0 && strstr(err, "unknown record type 0xc0") && strstr(err, "offset"), "predict-top-in-5x-refused",
 		     "expected an unknown record type 0xc0 at an offset got %ld events (%s)", m, err);
 	unlink(path);
