@@ -308,6 +308,35 @@ void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, 
 	fputc('\n', f);
 }
 
+void hs_text_wrap(FILE *f, const char *s, size_t indent, size_t width)
+{
+	size_t col = indent;
+	int first = 1;
+
+	while (*s) {
+		size_t len;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		len = strcspn(s, " ");
+		/* a word longer than a line goes on one of its own, as it is */
+		if (!first && col + 1 + len > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(s, 1, len, f);
+		col += len;
+		s += len;
+		first = 0;
+	}
+	fputc('\n', f);
+}
+
 /* Bytes XML takes as they are: printable ASCII but the five that need an entity (one load, not six tests) */
 #define XML_PLAIN_16(b) \
 	((b) >= 0x20 && (b) < 0x80 && (b) != '<' && (b) != '>' && (b) != '&' && (b) != '"' && (b) != '\'')

@@ -18,6 +18,8 @@ void hs_put_line(FILE *f, const char *indent, const char *s);
  * the lines after the first indented to indent (where the first began).
  */
 void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, size_t width);
+/* Text of words between spaces, from column indent on, wrapped at width columns with the lines after the first indented to indent. */
+void hs_text_wrap(FILE *f, const char *s, size_t indent, size_t width);
 /* One word of text from a trace (a marker's label, a path) as hs_text_command writes each word */
 void hs_text_word(FILE *f, const char *s);
 /* XML text or attribute content, escaped. */

@@ -4,6 +4,7 @@
 
 #include <regex.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "../analysis/stacks.h"
@@ -83,6 +84,19 @@ static void text_frame(FILE *f, const struct hs_frame *fr)
 	fprintf(f, "      %s%s%s\n", fr->inlined ? "[inlined] " : "", fn, loc);
 }
 
+/* A field of the header: its label, then text wrapped within 80 columns under the first line's. */
+__attribute__((format(printf, 3, 4))) static void field(FILE *f, const char *label, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fprintf(f, "%-12s ", label);
+	hs_text_wrap(f, text, 13, 80);
+}
+
 void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report *rep, const char *path)
 {
 	const struct hs_trace_info *in = rep->info;
@@ -100,13 +114,13 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 	else
 		fprintf(f, "(not recorded)\n");
 	fprintf(f, "pid          %u (parent %u)\n", in->pid, in->ppid);
-	fprintf(f, "duration     %s, %s\n", hs_fmt_duration(a, sizeof(a), rep->duration_ns), end_text(rep));
+	field(f, "duration", "%s, %s", hs_fmt_duration(a, sizeof(a), rep->duration_ns), end_text(rep));
 	if (rep->untraced_children)
-		fprintf(f, "children     %s started, not traced: record with --follow-fork (forked children), --follow-exec (programs they run)\n",
-			hs_fmt_count(a, sizeof(a), (double)rep->untraced_children));
+		field(f, "children", "%s started, not traced: record with --follow-fork (forked children), --follow-exec (programs they run)",
+		      hs_fmt_count(a, sizeof(a), (double)rep->untraced_children));
 	if (rep->sampled)
-		fprintf(f, "mode         sampled, one sample every %s on average: figures below are estimates\n",
-			hs_fmt_bytes(a, sizeof(a), (double)rep->sample_bytes));
+		field(f, "mode", "sampled (every %s on average): figures below are estimates",
+		      hs_fmt_bytes(a, sizeof(a), (double)rep->sample_bytes));
 	else
 		fprintf(f, "mode         full (every call recorded)\n");
 	fprintf(f, "\ncalls\n");
@@ -151,11 +165,17 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 		for (int i = 0; i < rep->ntop[k]; i++) {
 			const struct hs_site *s = &rep->sites[rep->top[k][i]];
 			int n = frames_of(r, s->stack, frames, MAX_FRAMES);
+			char head[96], tail[96];
 			hs_fmt_count(b, sizeof(b), s->calls);
-			fprintf(f, "  #%-2d %s / %s %s   peak %s   leaked %s / %s\n", i + 1,
-				hs_fmt_bytes(a, sizeof(a), s->bytes), b, strcmp(b, "1") ? "calls" : "call",
-				hs_fmt_bytes(c, sizeof(c), s->peak_bytes), hs_fmt_bytes(d, sizeof(d), s->leaked_bytes),
-				hs_fmt_count(e, sizeof(e), s->leaked_count));
+			snprintf(head, sizeof(head), "  #%-2d %s / %s %s", i + 1, hs_fmt_bytes(a, sizeof(a), s->bytes), b,
+				 strcmp(b, "1") ? "calls" : "call");
+			snprintf(tail, sizeof(tail), "peak %s   leaked %s / %s", hs_fmt_bytes(c, sizeof(c), s->peak_bytes),
+				 hs_fmt_bytes(d, sizeof(d), s->leaked_bytes), hs_fmt_count(e, sizeof(e), s->leaked_count));
+			/* counts of ten digits and more (estimates of a sparse sample, say) push the figures past 80 columns */
+			if (strlen(head) + 3 + strlen(tail) <= 80)
+				fprintf(f, "%s   %s\n", head, tail);
+			else
+				fprintf(f, "%s\n      %s\n", head, tail);
 			/* operator new, Rust's alloc:: ...: the program's own frame first */
 			int j0 = 0, shown;
 			while (have_re && j0 < n && hs_plumbing_matches(&plumbing, &frames[j0]))

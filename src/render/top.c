@@ -5,7 +5,6 @@
 
 #include "format.h"
 
-#define NAME_COL 62   /* the name shares the row's line when it fits in the columns left */
 #define MAX_FRAMES 256
 
 static const char *const by_names[] = { "backtrace", "function", "line", "library" };
@@ -22,17 +21,20 @@ const char *hs_render_top_row_name(const struct hs_render_top *ctx, const struct
 	return hs_stacks_key_name(ctx->st, row->key, top->focus != HS_STACKS_NO_KEY, buf, n);
 }
 
-static void text_row(FILE *f, int rank, const struct hs_top_row *r)
+/* The row's figures; the columns they took (more than the header's with counts of twelve digits and more). */
+static int text_row(FILE *f, int rank, const struct hs_top_row *r)
 {
 	char a[32], b[32], c[32], d[32], e[32];
+	int n;
 
 	if (rank)
-		fprintf(f, "%4d", rank);
+		n = fprintf(f, "%4d", rank);
 	else
-		fprintf(f, "%-4s", "all");
-	fprintf(f, " %11s %10s %10s %10s %11s", hs_fmt_count(a, sizeof(a), r->calls), hs_fmt_bytes(b, sizeof(b), r->bytes),
-		hs_fmt_bytes(c, sizeof(c), r->peak_bytes), hs_fmt_bytes(d, sizeof(d), r->leaked_bytes),
-		hs_fmt_count(e, sizeof(e), r->temporary_count));
+		n = fprintf(f, "%-4s", "all");
+	n += fprintf(f, " %11s %10s %10s %10s %11s", hs_fmt_count(a, sizeof(a), r->calls),
+		     hs_fmt_bytes(b, sizeof(b), r->bytes), hs_fmt_bytes(c, sizeof(c), r->peak_bytes),
+		     hs_fmt_bytes(d, sizeof(d), r->leaked_bytes), hs_fmt_count(e, sizeof(e), r->temporary_count));
+	return n;
 }
 
 void hs_render_frames_text(FILE *f, struct hs_stacks *st, uint32_t folded, int frames)
@@ -67,8 +69,10 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 
 	fprintf(f, "heapscope top of %s\nrows       by %s, sorted by %s\n", ctx->path, by_names[ctx->st->by],
 		hs_top_sort_names[top->sort]);
-	if (ctx->filter->desc[0])
-		fprintf(f, "filter     %s\n", ctx->filter->desc);
+	if (ctx->filter->desc[0]) {
+		fputs("filter     ", f);
+		hs_text_wrap(f, ctx->filter->desc, 11, 80);
+	}
 	if (t->sample_bytes)
 		fprintf(f, "matched    ~%s allocations, estimated from %s of %s samples\n", hs_fmt_count(a, sizeof(a), top->total.calls),
 			hs_fmt_count(b, sizeof(b), (double)top->records), hs_fmt_count(c, sizeof(c), (double)t->n));
@@ -87,14 +91,15 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 	fputc('\n', f);
 	for (uint32_t i = 0; i < shown; i++) {
 		const struct hs_top_row *r = &top->rows[i];
-		text_row(f, (int)i + 1, r);
+		int cols = text_row(f, (int)i + 1, r);
 		if (backtraces) {
 			fputc('\n', f);
 			hs_render_frames_text(f, ctx->st, r->key, ctx->frames);
 			continue;
 		}
 		nm = hs_render_top_row_name(ctx, top, r, name, sizeof(name));
-		if (strlen(nm) <= 80 - NAME_COL)
+		/* the name shares the row's line, two spaces after the figures, when it fits there */
+		if (cols > 0 && (size_t)cols + 2 + strlen(nm) <= 80)
 			fprintf(f, "  %s\n", nm);
 		else {
 			fputc('\n', f);

@@ -118,6 +118,28 @@ if [ "$(awk 'length > 80' "$W/top.txt" | wc -l)" = 0 ] && grep -q 'make_node' "$
 else
     fail top-text-80-columns "see $W/top.txt"
 fi
+# a name of 18 bytes: the row's figures and its two spaces leave 17 on the line
+cp "$W/newer" "$W/newer_18_charsname"
+if "$HS" record -o "$W/n18.hst" -- "$W/newer_18_charsname" >/dev/null 2>>"$W/record.log" &&
+    "$HS" top "$W/n18.hst" --by library >"$W/top-lib.txt" 2>&1 &&
+    [ "$(awk 'length > 80' "$W/top-lib.txt" | wc -l)" = 0 ] && grep -q '^       newer_18_charsname$' "$W/top-lib.txt"; then
+    ok top-text-80-columns-name-at-the-edge
+else
+    fail top-text-80-columns-name-at-the-edge "see $W/top-lib.txt"
+fi
+# the filter as given, wrapped under itself
+LONGRE='^(leak_1000|a_function_name_long_enough_to_need_a_line_of_its_own)$'
+for c in top leaks; do
+    (cd "$W" && "$HS" $c phases.hst --through "$LONGRE" --size-min 64) >"$W/$c-filter.txt" 2>&1
+done
+(cd "$W" && "$HS" diff phases.hst phases.hst --through "$LONGRE" --size-min 64) >"$W/diff-filter.txt" 2>&1
+why=
+for c in top leaks diff; do
+    [ -z "$(awk 'length > 80' "$W/$c-filter.txt")" ] || why="$why $c: wider than 80 columns;"
+    sed -n '/^filter     /,/^[a-z]/p' "$W/$c-filter.txt" | sed '$d' | tr -s ' \n' ' ' |
+        grep -qxF "filter --through $LONGRE --size-min 64 " || why="$why $c: no filter line as given;"
+done
+if [ -z "$why" ]; then ok text-filter-line-80-columns; else fail text-filter-line-80-columns "$why see $W/*-filter.txt"; fi
 (cd "$W" && "$HS" top phases.hst) >"$W/top-bt.txt" 2>&1
 if [ "$(awk 'length > 80' "$W/top-bt.txt" | wc -l)" = 0 ] && grep -q 'leak_1000  phases.c' "$W/top-bt.txt"; then
     ok top-text-backtraces

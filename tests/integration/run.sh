@@ -461,11 +461,15 @@ if [ $HAVE_HS = 1 ]; then
     # exits at once left a trace of a few allocations that did not say why;
     # a followed child is not counted
     u=$($U get "$W/forknf.json" untraced_children 2>/dev/null)/$($U get "$W/fork-p.json" untraced_children 2>/dev/null)
-    if [ "$u" = 1/0 ] && "$HS" report "$W/forknf.d/f.hst" 2>/dev/null | grep -q '^children     1 started, not traced: record with --follow-fork (forked children), --follow-exec (programs they run)$' &&
+    # the line wrapped within 80 columns, under the text of its first
+    "$HS" report "$W/forknf.d/f.hst" >"$W/forknf.report" 2>/dev/null
+    if [ "$u" = 1/0 ] && grep -A1 '^children     ' "$W/forknf.report" | tr -s ' \n' ' ' |
+        grep -q '^children 1 started, not traced: record with --follow-fork (forked children), --follow-exec (programs they run) $' &&
+        [ -z "$(awk 'length > 80' "$W/forknf.report")" ] &&
         grep -q 'the program started 1 child process that was not traced; --follow-fork traces forked children and --follow-exec the programs they run' "$W/forknf.err" &&
         ! grep -q 'not traced' "$W/fork.err"
     then ok fork/untraced-children
-    else fail fork/untraced-children "untraced_children without/with --follow-fork: $u (want 1/0), or no 'children' line in the report, or record did not say so (only) without --follow-fork"; fi
+    else fail fork/untraced-children "untraced_children without/with --follow-fork: $u (want 1/0), or no 'children' line within 80 columns in the report, or record did not say so (only) without --follow-fork"; fi
     # The tracer's rings, caches, stamps table and chunk buffers are marked
     # wipe-on-fork (src/tracer/util.c): a child gets them zeroed instead of
     # sharing them, and the parent writes them on without copying pages.
@@ -757,6 +761,7 @@ PY
     sleep 1
     # read while the program runs: a snapshot that says so, not a trace of a killed process
     "$HS" report --json "$W/kill.d/k.hst" >"$W/live.json" 2>"$W/live.err"
+    "$HS" report "$W/kill.d/k.hst" >"$W/live.txt" 2>/dev/null
     "$HS" leaks "$W/kill.d/k.hst" >"$W/live-leaks.out" 2>"$W/live-leaks.err"
     live_view=$(view_info "$W/kill.d/k.hst" end being_written)
     live_alive=0; kill -0 $kpid 2>/dev/null && live_alive=1
@@ -774,6 +779,15 @@ PY
         e=$($U get "$W/kill.json" end)/$($U get "$W/kill.json" being_written)
         if [ "$e" = unknown/False ] || [ "$e" = unknown/false ]; then ok sigkill/not-being-written
         else fail sigkill/not-being-written "end/being_written after the kill: $e"; fi
+    fi
+    # the duration lines that say how a trace ends, wrapped within 80 columns
+    "$HS" report "$W/kill.d/k.hst" >"$W/kill.txt" 2>/dev/null
+    if grep -A1 '^duration     ' "$W/live.txt" | tr -s ' \n' ' ' | grep -q ', no end yet: the process still runs and writes the trace (read up to its last flushed chunk) $' &&
+        grep -A1 '^duration     ' "$W/kill.txt" | tr -s ' \n' ' ' | grep -q ', no clean end: killed or crashed (read up to the last flushed chunk) $' &&
+        [ -z "$(awk 'length > 80' "$W/live.txt" "$W/kill.txt")" ]; then
+        ok sigkill/report-text-80-columns
+    else
+        fail sigkill/report-text-80-columns "see $W/live.txt and $W/kill.txt"
     fi
     # the tracer holds a flock on the trace while it writes (hs_trace_info.being_written)
     e=$($U get "$W/live.json" end 2>/dev/null)/$($U get "$W/live.json" being_written 2>/dev/null)
@@ -1446,13 +1460,18 @@ print("ok sampled/mode" if not why else "FAIL sampled/mode: " + "; ".join(why))
 EOF
         $U within sampled/bytes "$W/sampled.json" bytes_allocated "$sb" 5
         $U within sampled/count "$W/sampled.json" allocations "$sa" 10
+        "$HS" report "$W/sampled.hst" >"$W/sampled.txt" 2>&1
+        if grep -q '^mode         sampled (every 512.0 KiB on average): figures below are estimates$' "$W/sampled.txt" &&
+            [ -z "$(awk 'length > 80' "$W/sampled.txt")" ]; then ok sampled/text-80-columns
+        else fail sampled/text-80-columns "see $W/sampled.txt"; fi
     else
         [ -s "$W/sampled.out" ] || fail sampled/mode "program printed no figures (rc $(cat "$W/sampled.rc"))"
         fail sampled/bytes "no sampled report"
         fail sampled/count "no sampled report"
+        fail sampled/text-80-columns "no sampled report"
     fi
 else
-    for c in sampled/mode sampled/bytes sampled/count; do fail $c "$HS_MISSING"; done
+    for c in sampled/mode sampled/bytes sampled/count sampled/text-80-columns; do fail $c "$HS_MISSING"; done
 fi
 
 # Too little address space (ulimit -v) for the tracer: it says so in one
