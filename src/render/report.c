@@ -171,7 +171,7 @@ void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report 
 				 strcmp(b, "1") ? "calls" : "call");
 			snprintf(tail, sizeof(tail), "peak %s   leaked %s / %s", hs_fmt_bytes(c, sizeof(c), s->peak_bytes),
 				 hs_fmt_bytes(d, sizeof(d), s->leaked_bytes), hs_fmt_count(e, sizeof(e), s->leaked_count));
-			/* counts of ten digits and more (estimates of a sparse sample, say) push the figures past 80 columns */
+			/* figures of many digits pass 80 columns (12,345,678 calls leaking 1023.9 MiB in 1,234,567 blocks: 85) */
 			if (strlen(head) + 3 + strlen(tail) <= 80)
 				fprintf(f, "%s   %s\n", head, tail);
 			else

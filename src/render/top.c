@@ -21,7 +21,7 @@ const char *hs_render_top_row_name(const struct hs_render_top *ctx, const struct
 	return hs_stacks_key_name(ctx->st, row->key, top->focus != HS_STACKS_NO_KEY, buf, n);
 }
 
-/* The row's figures; the columns they took (more than the header's with counts of twelve digits and more). */
+/* The row's figures; the columns they took (more than the header's with counts of ten digits and more). */
 static int text_row(FILE *f, int rank, const struct hs_top_row *r)
 {
 	char a[32], b[32], c[32], d[32], e[32];
