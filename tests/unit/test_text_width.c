@@ -49,13 +49,16 @@ static size_t widest(const char *text, const char *prefix, int *starting)
 	return w;
 }
 
-/* A process of one thread and one backtrace: 3 allocations, 2 of them never freed. */
+static char dir[256];
+
+/* A process of one thread and one backtrace: 3 allocations, 2 of them never freed; written to dir/wide.hst. */
 static const char *build(char *file, size_t cap)
 {
 	static const char *const argv[] = { "wide" };
-	char dir[] = "/tmp/hs-width-XXXXXX";
 	struct tb t;
+	int rc;
 
+	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir) || tb_init(&t, 0, 0, 1700000000000000000ull, 81) < 0)
 		return NULL;
 	tb_process(&t, 81, 1, "/usr/bin/wide", 1, argv);
@@ -65,15 +68,14 @@ static const char *build(char *file, size_t cap)
 	tb_free_rec(&t, 1010, 1, HS_FN_FREE, 0x10000);
 	tb_end(&t, 2000, HS_END_EXIT);
 	snprintf(file, cap, "%s/wide.hst", dir);
-	if (tb_flush(&t) < 0 || tb_write(&t.file, file) < 0)
-		return NULL;
+	rc = tb_flush(&t) < 0 || tb_write(&t.file, file) < 0;
 	tb_free(&t);
-	return file;
+	return rc ? NULL : file;
 }
 
 int main(void)
 {
-	char file[64], *text = NULL;
+	char file[300], *text = NULL;
 	struct hs_reader *r = NULL;
 	struct hs_report rep;
 	size_t len = 0, w;
@@ -116,7 +118,6 @@ int main(void)
 	hs_report_free(&rep);
 	hs_reader_close(r);
 	unlink(file);
-	*strrchr(file, '/') = 0;
-	rmdir(file);
+	rmdir(dir);
 	return check_failures != 0;
 }
