@@ -121,7 +121,7 @@ fi
 # a name of 18 bytes: the row's figures and its two spaces leave 17 on the line
 cp "$W/newer" "$W/newer_18_charsname"
 if "$HS" record -o "$W/n18.hst" -- "$W/newer_18_charsname" >/dev/null 2>>"$W/record.log" &&
-    "$HS" top "$W/n18.hst" --by library >"$W/top-lib.txt" 2>&1 &&
+    (cd "$W" && "$HS" top n18.hst --by library) >"$W/top-lib.txt" 2>&1 &&
     [ "$(awk 'length > 80' "$W/top-lib.txt" | wc -l)" = 0 ] && grep -q '^       newer_18_charsname$' "$W/top-lib.txt"; then
     ok top-text-80-columns-name-at-the-edge
 else
