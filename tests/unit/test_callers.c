@@ -9,6 +9,7 @@
 #include "analysis/stacks.h"
 #include "analysis/top.h"
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "tracebuild.h"
 
@@ -77,11 +78,8 @@ int main(void)
 	const struct hs_top_row *row;
 	int n4, n7, n9, rc;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "callers-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "callers-tmpdir"))
 		return 0;
-	}
 	if (!check_report(build() != NULL, "callers-build", "expected a trace file got an encoder or I/O error"))
 		return 0;
 	rc = hs_reader_open(&r, file);

@@ -9,6 +9,7 @@
 #include "analysis/flame.h"
 #include "analysis/stacks.h"
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "render/flame.h"
 #include "tracebuild.h"
@@ -238,11 +239,8 @@ int main(void)
 	FILE *m;
 	int rc;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "nobt-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "nobt-tmpdir"))
 		return 0;
-	}
 	if (load("nobt", build(), &r, &tab, &st, &f) < 0)
 		return 0;
 

@@ -7,6 +7,7 @@
 #include "analysis/alloctab.h"
 #include "analysis/report.h"
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "tracebuild.h"
 
@@ -105,11 +106,8 @@ int main(void)
 	struct hs_alloctab tab;
 	const char *path;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "pairing-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "pairing-tmpdir"))
 		return 0;
-	}
 	path = build();
 	if (!check_report(path != NULL, "pairing-build", "expected a trace file got an encoder or I/O error"))
 		return 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "readback.h"
 #include "tracebuild.h"
@@ -128,11 +129,8 @@ int main(void)
 {
 	char dir[256];
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "pairs-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "pairs-tmpdir"))
 		return 0;
-	}
 	roundtrips(dir);
 	rmdir(dir);
 	return 0;

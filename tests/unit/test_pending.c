@@ -8,6 +8,7 @@
 #include "analysis/pending.h"
 #include "analysis/report.h"
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "tracebuild.h"
 
@@ -261,11 +262,8 @@ int main(void)
 	structure(1);
 	structure(0);
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "pending-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "pending-tmpdir"))
 		return 0;
-	}
 	path = build(&g);
 	if (!check_report(path != NULL, "pending-build", "expected a trace file got an encoder or I/O error"))
 		return 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "readback.h"
 #include "tracebuild.h"
@@ -590,11 +591,8 @@ int main(void)
 	recent_list();
 	realloc_codes();
 	top_rule();
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "predict-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "predict-tmpdir"))
 		return 0;
-	}
 	random_roundtrip(dir);
 	mapping_thread_shares_slot(dir);
 	carved_blocks(dir);

@@ -6,6 +6,7 @@
 
 #include "analysis/report.h"
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "tracebuild.h"
 
@@ -122,11 +123,8 @@ int main(void)
 	struct hs_report rep;
 	const char *path;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "rank-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "rank-tmpdir"))
 		return 0;
-	}
 	path = build();
 	if (!check_report(path != NULL, "rank-build", "expected a trace file got an encoder or I/O error"))
 		return 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "common/bytes.h"
 #include "common/crc32c.h"
 #include "heapscope/reader.h"
@@ -242,11 +243,8 @@ int main(void)
 	uint8_t h[HS_FILE_HEADER_SIZE], buf[4096];
 	struct outcome o;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "errors-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "errors-tmpdir"))
 		return 0;
-	}
 	build_good();
 
 	o = read_all(write_bytes("good.hst", good.file.d, good.file.n));

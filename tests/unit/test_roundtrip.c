@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "tracebuild.h"
 
@@ -347,11 +348,8 @@ int main(void)
 	const char *path;
 	int rc, i = 0;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "roundtrip-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "roundtrip-tmpdir"))
 		return 0;
-	}
 	path = build();
 	if (!check_report(path != NULL, "roundtrip-build", "expected a trace file got an encoder or I/O error"))
 		return 0;

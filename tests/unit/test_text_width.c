@@ -5,6 +5,7 @@
 
 #include "analysis/report.h"
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "render/format.h"
 #include "render/report.h"
@@ -58,8 +59,7 @@ static const char *build(char *file, size_t cap)
 	struct tb t;
 	int rc;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir) || tb_init(&t, 0, 0, 1700000000000000000ull, 81) < 0)
+	if (!check_tmpdir(dir, sizeof(dir), "report-tmpdir") || tb_init(&t, 0, 0, 1700000000000000000ull, 81) < 0)
 		return NULL;
 	tb_process(&t, 81, 1, "/usr/bin/wide", 1, argv);
 	tb_stack(&t, 1, 0, 0x1000);

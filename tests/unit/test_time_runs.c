@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "tracebuild.h"
 
@@ -139,11 +140,8 @@ int main(void)
 	static const char *const hows[] = { "next", "batch", "block" };
 	size_t b5 = 0, b4 = 0;
 
-	snprintf(dir, sizeof(dir), "%s/hs-unit-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		check_report(0, "runs-tmpdir", "expected a temp dir got %s", strerror(errno));
+	if (!check_tmpdir(dir, sizeof(dir), "runs-tmpdir"))
 		return 1;
-	}
 	snprintf(p5, sizeof(p5), "%s/runs.hst", dir);
 	snprintf(p4, sizeof(p4), "%s/deltas.hst", dir);
 	for (int v = 0; v < 2; v++) {
