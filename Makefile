@@ -78,7 +78,7 @@ $(LIB_TRACER): $(call tobj,$(TRACER_SRC) $(COMMON_SRC) src/format/encoder.c src/
 	$(call say,LINK,$@)$(CC) $(BASE_CFLAGS) $(CFLAGS) -flto $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-z,nodelete -Wl,-soname,libheapscope.so -o $@ $^ \
 		$(ZSTD_TRACER) $(shell $(PKG_CONFIG) --libs libunwind) -lm -ldl -lpthread
 
-$(LIB_READER): $(call obj,$(COMMON_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
+$(LIB_READER): $(call obj,$(COMMON_SRC) src/common/shellword.c $(FORMAT_SRC) $(ANALYSIS_SRC) $(RENDER_SRC))
 	@rm -f $@
 	$(call say,AR,$@)ar rcs $@ $^
 

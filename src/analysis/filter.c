@@ -3,6 +3,7 @@
 #include "filter.h"
 #include "oom.h"
 #include "../common/size.h"
+#include "../common/shellword.h"
 
 #include <errno.h>
 #include <math.h>
@@ -81,14 +82,35 @@ static int fail(struct hs_filter *f, const char *fmt, ...)
 	return -EINVAL;
 }
 
+struct desc_end {
+	char *buf;
+	size_t len, cap;
+};
+
+/* Appends what fits, keeping the NUL: a description past its 1 KiB ends cut, as snprintf would cut it. */
+static void desc_put(void *arg, const char *p, size_t n)
+{
+	struct desc_end *d = arg;
+	size_t room = d->cap - 1 - d->len;
+
+	if (n > room)
+		n = room;
+	memcpy(d->buf + d->len, p, n);
+	d->len += n;
+	d->buf[d->len] = 0;
+}
+
+/* The option and its values as a shell reads them back: '--through "foo bar"' can be pasted into the next command. */
 static void describe(struct hs_filter *f, const char *opt, char **vals, int n)
 {
-	size_t len = strlen(f->desc);
+	struct desc_end d = { f->desc, strlen(f->desc), sizeof(f->desc) };
 
-	snprintf(f->desc + len, sizeof(f->desc) - len, "%s%s", len ? " " : "", opt);
+	if (d.len)
+		desc_put(&d, " ", 1);
+	desc_put(&d, opt, strlen(opt));
 	for (int i = 0; i < n; i++) {
-		len = strlen(f->desc);
-		snprintf(f->desc + len, sizeof(f->desc) - len, " %s", vals[i]);
+		desc_put(&d, " ", 1);
+		hs_shell_word(desc_put, &d, vals[i]);
 	}
 }
 

@@ -6,6 +6,7 @@
 
 #include "heapscope/reader.h"
 #include "../common/decimal.h"
+#include "../common/shellword.h"
 
 /*
  * printf rounds v * 10^decimals exactly, ties to even. The product in
@@ -110,48 +111,17 @@ const char *hs_fmt_duration(char *buf, size_t n, uint64_t ns)
 }
 
 /*
- * The length of the well-formed UTF-8 sequence at s (RFC 3629), 0 if
- * there is none. Paths and command lines are bytes: a program name in
- * Latin-1 made the JSON undecodable (Python's json.loads on the bytes
- * raised UnicodeDecodeError) and would make an SVG not well-formed.
+ * Paths and command lines are bytes: a program name in Latin-1 made the
+ * JSON undecodable (Python's json.loads on the bytes raised
+ * UnicodeDecodeError) and would make an SVG not well-formed, so text goes
+ * out as whole UTF-8 sequences (hs_utf8_len), U+FFFD for the rest.
+ *
+ * Writes the UTF-8 sequence at *s, or U+FFFD for a byte that starts none;
+ * moves *s to its last byte.
  */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* no overlong forms, no surrogates, nothing past U+10FFFF */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-/* Writes the UTF-8 sequence at *s, or U+FFFD for a byte that starts none; moves *s to its last byte. */
 static void put_utf8(FILE *f, const char **s)
 {
-	size_t n = utf8_len((const unsigned char *)*s);
+	size_t n = hs_utf8_len((const unsigned char *)*s);
 
 	if (!n) {
 		fputs("\xef\xbf\xbd", f);
@@ -202,86 +172,15 @@ void hs_put_line(FILE *f, const char *indent, const char *s)
 		fprintf(f, "%s%.*s...\n", indent, (int)(room - 3), s);
 }
 
-/* A byte a POSIX shell takes as itself outside quotes */
-static int shell_plain(unsigned char c)
+static void put_file(void *arg, const char *p, size_t n)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c && strchr("@%+=:,./_-", c));
+	fwrite(p, 1, n, arg);
 }
 
-/* Bytes a terminal must not be given as they are: C0 and C1 controls, DEL, and any not in well-formed UTF-8 */
-static int shell_unsafe(const unsigned char *p)
-{
-	size_t u = utf8_len(p);
-
-	return !u || p[0] < 0x20 || p[0] == 0x7f || (u == 2 && p[0] == 0xc2 && p[1] < 0xa0);
-}
-
-/*
- * s as a shell would read it back (quoted where it must be), into f, or
- * only measured when f is NULL; its length in bytes. Words with control
- * bytes take bash's $'...' form, so that a newline in a -c script or an
- * escape sequence in an argument reaches the terminal as text. (record's
- * "see it with" line uses it too, for the trace's path.)
- */
+/* s as a shell would read it back, into f, or only measured when f is NULL (record's "see it with" line uses it too) */
 static size_t shell_word(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	int plain = *p != 0, unsafe = 0;
-	size_t n, k;
-
-	for (k = 0; p[k]; k++)
-		plain &= shell_plain(p[k]);
-	for (size_t i = 0; p[i] && !unsafe; i += utf8_len(p + i))
-		unsafe = shell_unsafe(p + i);
-	if (plain) {
-		if (f)
-			fputs(s, f);
-		return k;
-	}
-	/* in double quotes where nothing in them is special there, which reads best inside a message's single quotes */
-	if (!unsafe && !strpbrk(s, "\"$`\\!")) {
-		if (f)
-			fprintf(f, "\"%s\"", s);
-		return k + 2;
-	}
-	if (!unsafe) {
-		for (n = 2, k = 0; p[k]; k++)
-			n += p[k] == '\'' ? 4 : 1;
-		if (f) {
-			fputc('\'', f);
-			for (k = 0; p[k]; k++)
-				p[k] == '\'' ? fputs("'\\''", f) : fputc(p[k], f);
-			fputc('\'', f);
-		}
-		return n;
-	}
-	if (f)
-		fputs("$'", f);
-	for (n = 3, k = 0; p[k];) {
-		char esc[8];
-		const char *e = p[k] == '\\' ? "\\\\" : p[k] == '\'' ? "\\'" : p[k] == '\n' ? "\\n" : p[k] == '\t' ? "\\t" : NULL;
-		size_t u = utf8_len(p + k);
-
-		if (!e && shell_unsafe(p + k)) {
-			snprintf(esc, sizeof(esc), "\\x%02x", p[k]);
-			e = esc;
-		}
-		if (e) {
-			n += strlen(e);
-			if (f)
-				fputs(e, f);
-			k++;
-		} else {
-			n += u;
-			if (f)
-				fwrite(p + k, 1, u, f);
-			k += u;
-		}
-	}
-	if (f)
-		fputc('\'', f);
-	return n;
+	return hs_shell_word(f ? put_file : NULL, f, s);
 }
 
 void hs_text_word(FILE *f, const char *s)
@@ -384,7 +283,7 @@ size_t hs_xml_escape(char *out, const char *s, size_t len)
 				break;
 			}
 			/* a sequence cut by len is as bad as one cut by the string's end */
-			u = utf8_len(p + i);
+			u = hs_utf8_len(p + i);
 			for (size_t k = 1; k < u; k++)
 				if (i + k >= len)
 					u = 0;

@@ -127,7 +127,7 @@ if "$HS" record -o "$W/n18.hst" -- "$W/newer_18_charsname" >/dev/null 2>>"$W/rec
 else
     fail top-text-80-columns-name-at-the-edge "see $W/top-lib.txt"
 fi
-# the filter as given, wrapped under itself
+# the filter as given (each value as a shell reads it back), wrapped under itself
 LONGRE='^(leak_1000|a_function_name_long_enough_to_need_a_line_of_its_own)$'
 for c in top leaks; do
     (cd "$W" && "$HS" $c phases.hst --through "$LONGRE" --size-min 64) >"$W/$c-filter.txt" 2>&1
@@ -137,7 +137,7 @@ why=
 for c in top leaks diff; do
     [ -z "$(awk 'length > 80' "$W/$c-filter.txt")" ] || why="$why $c: wider than 80 columns;"
     sed -n '/^filter     /,/^[a-z]/p' "$W/$c-filter.txt" | sed '$d' | tr -s ' \n' ' ' |
-        grep -qxF "filter --through $LONGRE --size-min 64 " || why="$why $c: no filter line as given;"
+        grep -qxF "filter --through '$LONGRE' --size-min 64 " || why="$why $c: no filter line as given;"
 done
 if [ -z "$why" ]; then ok text-filter-line-80-columns; else fail text-filter-line-80-columns "$why see $W/*-filter.txt"; fi
 (cd "$W" && "$HS" top phases.hst) >"$W/top-bt.txt" 2>&1

@@ -1,10 +1,11 @@
-/* test_escape.c - JSON strings, XML text, command lines and fixed-point numbers as the renderers write them: plain runs, escapes, bad UTF-8, control bytes, printf's rounding */
+/* test_escape.c - JSON strings, XML text, command lines, filter descriptions and fixed-point numbers as the renderers write them: plain runs, escapes, bad UTF-8, control bytes, printf's rounding */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "analysis/filter.h"
 #include "render/format.h"
 
 /* What write (hs_json_string or hs_xml_text) makes of s; NULL without memory. */
@@ -65,6 +66,37 @@ static void commands(void)
 	command("wrap", 8, wrap,
 		"clang -O2 -c\n             /work/src/format/reader.c\n             -Iinclude -o /tmp/reader.o\n"
 		"             /a/path/longer/than/the/whole/width/of/this/test.c\n");
+}
+
+/* The filter's description, as the headers and --json give it: each value as a shell reads it back */
+static void filter_desc(void)
+{
+	static char *argv[] = { "--through", "PyEval", "--not-through", "x y", "--alloc-site", "^(a|b)$",
+				"--through", "it's", "--size-min", "64", "--live-between", "10%", "1.5s" };
+	static char *longre[] = { "--through", NULL };
+	char re[600];
+	struct hs_filter f;
+	int i, rc = 0;
+
+	hs_filter_init(&f);
+	for (i = 0; i < (int)(sizeof(argv) / sizeof(argv[0])) && rc >= 0; i++)
+		rc = hs_filter_parse(&f, (int)(sizeof(argv) / sizeof(argv[0])), argv, &i);
+	CHECK_STR("filter-desc-quoted",
+		  "--through PyEval --not-through \"x y\" --alloc-site '^(a|b)$' --through \"it's\" "
+		  "--size-min 64 --live-between 10% 1.5s", rc >= 0 ? f.desc : f.err);
+	hs_filter_free(&f);
+
+	/* past its 1 KiB the description ends cut, NUL-terminated, as the options go on taking effect */
+	memset(re, 'a', sizeof(re) - 1);
+	re[sizeof(re) - 1] = 0;
+	longre[1] = re;
+	hs_filter_init(&f);
+	for (int k = 0; k < 3 && rc >= 0; k++) {
+		i = 0;
+		rc = hs_filter_parse(&f, 2, longre, &i);
+	}
+	CHECK("filter-desc-cut", rc == 1 && strlen(f.desc) == sizeof(f.desc) - 1 && f.nthrough == 3);
+	hs_filter_free(&f);
 }
 
 /* hs_fmt_fixed(v, d) against snprintf's "%.*f" into n bytes; 1 when they agree, else a FAIL line */
@@ -148,6 +180,7 @@ int main(void)
 	xml_escape();
 
 	commands();
+	filter_desc();
 
 	both("empty", "", "\"\"", "");
 	both("plain", "std::vector<int>::push_back(int const&)",
