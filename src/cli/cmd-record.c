@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "../common/file.h"
+#include "../common/shellword.h"
 #include "../common/size.h"
 #include "../render/format.h"
 
@@ -221,7 +222,11 @@ static void report_path(const char *tmpl, pid_t pid, const char *exe, time_t sta
 		fprintf(stderr, "heapscope: trace written to '%s' (not a regular file: 'heapscope report' reads "
 				"a trace once it is in a file)\n", root);
 	else if (have && st.st_mtime >= started) {
-		fprintf(stderr, "heapscope: trace written to '%s'; see it with 'heapscope report ", root);
+		/* one line where it fits 80 columns; the default name (heapscope.myprog.<pid>.hst) does not */
+		int one = strlen("heapscope: trace written to ''; see it with 'heapscope report '") + strlen(root) +
+				  hs_shell_word(NULL, NULL, root) <= 80;
+		fprintf(stderr, "heapscope: trace written to '%s'%s see it with 'heapscope report ", root,
+			one ? ";" : "\nheapscope:");
 		hs_text_word(stderr, root);
 		fputs("'\n", stderr);
 	}

@@ -1,6 +1,8 @@
 /* leaks.c - the ranked list of suspicious sites with their verdicts: 80-column text and JSON */
 #include "leaks.h"
 
+#include <string.h>
+
 #include "format.h"
 #include "top.h"
 
@@ -33,12 +35,58 @@ static void sparkline(FILE *f, const struct hs_leaks_site *s)
 	fprintf(f, "| end\n");
 }
 
+/*
+ * The table's columns: as wide as their headings, wider where a figure
+ * needs it (12,345,678,901 calls take 14). Past 80 columns each row's
+ * figures go on a line of their own under its verdict.
+ */
+struct cols {
+	int rank, calls, leaked, end;
+	int split;
+};
+
+static int count_width(double v)
+{
+	char buf[64];
+
+	return (int)strlen(hs_fmt_count(buf, sizeof(buf), v));
+}
+
+static int at_least(int w, int v)
+{
+	return v > w ? v : w;
+}
+
+static struct cols widths(const struct hs_leaks *lk, uint32_t n)
+{
+	struct cols w = { .rank = 3, .calls = 9, .leaked = 9, .end = 8 };
+	char buf[16];
+
+	w.rank = at_least(w.rank, snprintf(buf, sizeof(buf), "%u", n));
+	for (uint32_t i = 0; i < n; i++) {
+		w.calls = at_least(w.calls, count_width(lk->sites[i].calls));
+		w.leaked = at_least(w.leaked, count_width(lk->sites[i].leaked_count));
+		w.end = at_least(w.end, count_width(lk->sites[i].freed_end_count));
+	}
+	w.split = w.rank + 2 + 17 + 1 + w.calls + 1 + w.leaked + 1 + w.end + 1 + 10 + 1 + 10 > 80;
+	return w;
+}
+
+static void figures(FILE *f, const struct cols *w, const char *calls, const char *leaked, const char *end,
+		    const char *bytes, const char *kept)
+{
+	if (w->split)
+		fprintf(f, "%*s", w->rank + 2, "");
+	fprintf(f, "%*s %*s %*s %10s %10s\n", w->calls, calls, w->leaked, leaked, w->end, end, bytes, kept);
+}
+
 void hs_render_leaks_text(FILE *f, const struct hs_render_leaks *ctx, const struct hs_leaks *lk)
 {
 	const struct hs_alloctab *t = ctx->tab;
 	uint32_t n = shown(ctx, lk), total = ctx->all ? lk->nsites : lk->nsuspects;
 	char a[64], b[64], c[64], d[64], e[64];
 	int first = 1, col;
+	struct cols w;
 
 	fprintf(f, "heapscope leaks of %s\nsites      by %s, most suspicious first\n", ctx->path, by_names[ctx->st->by]);
 	if (ctx->filter->desc[0]) {
@@ -70,11 +118,14 @@ void hs_render_leaks_text(FILE *f, const struct hs_render_leaks *ctx, const stru
 		fprintf(f, "\nno suspicious site%s\n", lk->nsites ? " ('--all' lists the others)" : "");
 		return;
 	}
-	fprintf(f, "\n%3s  %-17s %9s %9s %8s %10s %10s\n", "#", "verdict", "calls", "leaked", "end 2%", "bytes", "kept");
+	w = widths(lk, n);
+	fprintf(f, "\n%*s  %-*s%s", w.rank, "#", w.split ? 0 : 17, "verdict", w.split ? "\n" : " ");
+	figures(f, &w, "calls", "leaked", "end 2%", "bytes", "kept");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct hs_leaks_site *s = &lk->sites[i];
-		fprintf(f, "%3u  %-17s %9s %9s %8s %10s %10s\n", i + 1, hs_leaks_verdict_names[s->verdict],
-			hs_fmt_count(a, sizeof(a), s->calls), hs_fmt_count(b, sizeof(b), s->leaked_count),
+		fprintf(f, "%*u  %-*s%s", w.rank, i + 1, w.split ? 0 : 17, hs_leaks_verdict_names[s->verdict],
+			w.split ? "\n" : " ");
+		figures(f, &w, hs_fmt_count(a, sizeof(a), s->calls), hs_fmt_count(b, sizeof(b), s->leaked_count),
 			hs_fmt_count(c, sizeof(c), s->freed_end_count), hs_fmt_bytes(d, sizeof(d), s->bytes),
 			hs_fmt_bytes(e, sizeof(e), s->kept_bytes));
 		if (s->kept_count > 0)

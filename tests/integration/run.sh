@@ -569,8 +569,10 @@ PY
     for name in "with space.hst" "it's \$HOME.hst" 'say "hi".hst'; do
         rm -rf "$W/quoted.d" && mkdir -p "$W/quoted.d"
         (cd "$W/quoted.d" && timeout 60 "$HS" record -o "$name" -- "$P/basic") >/dev/null 2>"$W/quoted.err"
-        cmd=$(sed -n "s/^heapscope: trace written to .*; see it with 'heapscope \(report .*\)'\$/\1/p" "$W/quoted.err")
+        # on the line that says where the trace went, or (past 80 columns) on the next
+        cmd=$(sed -n "s/^heapscope: \(trace written to .*; \)\{0,1\}see it with 'heapscope \(report .*\)'\$/\2/p" "$W/quoted.err")
         if [ -z "$cmd" ]; then why="$why; $name: no command in '$(tail -n 1 "$W/quoted.err")'"; continue; fi
+        [ -z "$(awk 'length > 80' "$W/quoted.err")" ] || why="$why; $name: a line wider than 80 columns: $(awk 'length > 80' "$W/quoted.err" | head -n 1)"
         (cd "$W/quoted.d" && eval "\"\$HS\" $cmd") >"$W/quoted.out" 2>&1 ||
             why="$why; $name: the command '$cmd' failed: $(head -n 1 "$W/quoted.out")"
     done

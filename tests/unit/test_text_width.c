@@ -3,11 +3,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "analysis/alloctab.h"
+#include "analysis/filter.h"
+#include "analysis/leaks.h"
 #include "analysis/report.h"
+#include "analysis/stacks.h"
 #include "check.h"
 #include "tmpdir.h"
 #include "heapscope/reader.h"
 #include "render/format.h"
+#include "render/leaks.h"
 #include "render/report.h"
 #include "tracebuild.h"
 
@@ -73,6 +78,61 @@ static const char *build(char *file, size_t cap)
 	return rc ? NULL : file;
 }
 
+/*
+ * leaks' table of the same trace, its figures set to what a long run
+ * reaches: the text within 80 columns, and want (its heading and row) in it.
+ */
+static void leaks_table(const char *name, const char *file, double calls, double leaked, double end, const char *want)
+{
+	struct hs_render_leaks ctx = { .path = "wide.hst", .frames = 1, .all = 1 };
+	struct hs_reader *r = NULL;
+	struct hs_alloctab tab;
+	struct hs_stacks st;
+	struct hs_filter f;
+	struct hs_leaks lk;
+	char *text = NULL, n[96];
+	size_t len = 0, w;
+	int starting;
+	FILE *m;
+
+	memset(&tab, 0, sizeof(tab));
+	memset(&lk, 0, sizeof(lk));
+	hs_filter_init(&f);
+	snprintf(n, sizeof(n), "%s-built", name);
+	if (!CHECK(n, hs_reader_open(&r, file) == 0 && hs_alloctab_load(&tab, r, NULL, NULL) == 0 &&
+			  hs_stacks_init(&st, r, NULL, 0, 1, HS_BY_BACKTRACE) == 0 &&
+			  hs_filter_prepare(&f, &tab, &st) == 0 && hs_leaks_build(&lk, &tab, &f, &st) == 0 &&
+			  lk.nsites == 1))
+		goto out;
+	lk.sites[0].calls = calls;
+	lk.sites[0].leaked_count = leaked;
+	lk.sites[0].freed_end_count = end;
+	lk.sites[0].bytes = lk.sites[0].kept_bytes = 1023.9 * 1024 * 1024;
+	ctx.tab = &tab;
+	ctx.filter = &f;
+	ctx.st = &st;
+	if ((m = open_memstream(&text, &len)) != NULL) {
+		hs_render_leaks_text(m, &ctx, &lk);
+		fclose(m);
+	}
+	snprintf(n, sizeof(n), "%s-rendered", name);
+	if (CHECK(n, text != NULL)) {
+		w = widest(text, "", &starting);
+		snprintf(n, sizeof(n), "%s-within-80-columns", name);
+		check_report(w <= 80, n, "expected at most 80 got %zu in:\n%s", w, text);
+		snprintf(n, sizeof(n), "%s-columns", name);
+		check_report(strstr(text, want) != NULL, n, "expected\n%s\nin:\n%s", want, text);
+	}
+	free(text);
+	hs_leaks_free(&lk);
+	hs_stacks_free(&st);
+out:
+	hs_filter_free(&f);
+	hs_alloctab_free(&tab);
+	if (r)
+		hs_reader_close(r);
+}
+
 int main(void)
 {
 	char file[300], *text = NULL;
@@ -117,6 +177,20 @@ int main(void)
 	}
 	free(text);
 	hs_report_free(&rep);
+	/*
+	 * leaks: a column as wide as its widest figure, its heading over it
+	 * (10-digit calls spilled 4 columns past theirs); when three counts
+	 * have 10 digits (86 columns in one row) the figures go under the
+	 * verdict, headings too
+	 */
+	leaks_table("leaks-10-digit-calls", file, 1234567890, 0, 0,
+		    "  #  verdict                   calls    leaked   end 2%      bytes       kept\n"
+		    "  1  ok                1,234,567,890         0        0 1023.9 MiB 1023.9 MiB\n");
+	leaks_table("leaks-10-digit-counts", file, 1234567890, 1234567890, 1234567890,
+		    "  #  verdict\n"
+		    "             calls        leaked        end 2%      bytes       kept\n"
+		    "  1  ok\n"
+		    "     1,234,567,890 1,234,567,890 1,234,567,890 1023.9 MiB 1023.9 MiB\n");
 	hs_reader_close(r);
 	unlink(file);
 	rmdir(dir);
