@@ -46,7 +46,7 @@ void hs_render_diff_text(FILE *f, const struct hs_render_diff *ctx, const struct
 	total_line(f, "allocated", bt->bytes, nt->bytes);
 	total_line(f, "peak heap", ctx->base_tab->peak_heap, ctx->new_tab->peak_heap);
 	total_line(f, "leaked", bt->leaked_bytes, nt->leaked_bytes);
-	fprintf(f, "\n%3s %11s %11s %11s  %-24s\n", "#", "bytes", "peak", "leaked", "leaked blocks");
+	fprintf(f, "\n%3s %11s %11s %11s  %s\n", "#", "bytes", "peak", "leaked", "leaked blocks");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct hs_diff_row *r = &d->rows[i];
 		char blocks[64];

@@ -146,6 +146,14 @@ if [ "$(awk 'length > 80' "$W/top-bt.txt" | wc -l)" = 0 ] && grep -q 'leak_1000 
 else
     fail top-text-backtraces "see $W/top-bt.txt"
 fi
+# no line of text ends in spaces (diff's heading padded its last column to 24)
+(cd "$W" && "$HS" report phases.hst) >"$W/report-text.txt" 2>&1
+why=
+for t in top-filter leaks-filter diff-filter top-bt report-text; do
+    n=$(grep -c ' $' "$W/$t.txt")
+    [ "$n" = 0 ] || why="$why $t: $n lines end in a space, the first: '$(grep -m1 ' $' "$W/$t.txt")';"
+done
+if [ -z "$why" ]; then ok text-no-trailing-spaces; else fail text-no-trailing-spaces "$why see $W/*.txt"; fi
 
 # ------------------------------------------------------------ folded totals equal top's
 for filter in "" "--leaked" "--through enqueue" "--live-between 250ms 350ms" "--size-min 100"; do
