@@ -38,7 +38,7 @@ cflags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument 
 objs=()
 # the reader's library as the Makefile builds it (a listed subset missed keyed.c when it came)
 # and the renderers fuzz_analysis writes with (flame.c twice: objects named by directory too)
-for src in src/common/crc32c.c src/format/*.c src/analysis/*.c src/render/*.c; do
+for src in src/common/crc32c.c src/common/shellword.c src/format/*.c src/analysis/*.c src/render/*.c; do
 	o="$out/obj/$(basename "$(dirname "$src")")-$(basename "$src" .c).o"
 	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ tests/fuzz/run.sh -nt "$o" ] ||
 		[ -n "$(find src/format src/common src/analysis src/render include -name '*.h' -newer "$o" 2>/dev/null)" ]; then
