@@ -7,7 +7,10 @@
 
 /*
  * Most blocks are freed soon, and a pass that holds the latest ones aside
- * never puts those in its live set. How soon differs:
+ * never puts those in its live set. Only the streaming pass (alloctab.c)
+ * still does: there a block that waits here takes no slot of the table,
+ * while the table's pass and the report's now gain nothing by it
+ * (docs/analysis.md). How soon differs:
  *  - CPython's loops free the block before last as often as the last, and
  *    the others (71%) live on for thousands of allocations;
  *  - sqlite3's (make bench (c)) are freed within 2 allocations of their
