@@ -194,9 +194,9 @@ static inline void count_alloc(struct pass *ps, struct hs_site *s, const struct 
  * before it for the latest blocks (most die young), which paid when each
  * insertion missed the cache; with blocks of one page in neighbouring
  * slots and the slots prefetched a batch ahead, the stage cost more than
- * it saved: CPython's report took 20% less time without it (837 -> 683
- * ms; 12.8G -> 10.7G instructions), sqlite3's and clang's 4% and 10%
- * fewer instructions, no more cache misses.
+ * it saved: CPython's report took 18% less time without it (836 -> 683
+ * ms; 12.76G -> 10.60G instructions), sqlite3's 5% and clang's 10% fewer
+ * instructions, no more cache misses (docs/analysis.md).
  */
 static inline __attribute__((always_inline)) void on_alloc(struct pass *ps, const struct hs_event *ev, const int sampled)
 {
