@@ -31,19 +31,14 @@ struct pass {
 	size_t site_at_cap;
 };
 
-/* Weight of a sampled block: the inverse of its chance to be sampled (byte-based geometric sampling). */
-static double weight(const struct hs_report *rep, uint64_t size)
-{
-	return rep->sampled ? hs_sample_weight(rep->sample_bytes, size) : 1.0;
-}
-
 /*
- * The same where the pass knows its mode as a constant: a full trace's
- * pass then multiplies by nothing and asks nothing (CPython's report:
- * 7 instructions an event less).
+ * Weight of a sampled block: the inverse of its chance to be sampled
+ * (byte-based geometric sampling). The pass knows its mode as a constant:
+ * a full trace's pass then multiplies by nothing and asks nothing
+ * (CPython's report: 7 instructions an event less).
  */
-static inline __attribute__((always_inline)) double weight_in(const struct hs_report *rep, uint64_t size,
-							      const int sampled)
+static inline __attribute__((always_inline)) double weight(const struct hs_report *rep, uint64_t size,
+							   const int sampled)
 {
 	return sampled ? hs_sample_weight(rep->sample_bytes, size) : 1.0;
 }
@@ -164,7 +159,7 @@ static inline __attribute__((always_inline)) void settle(struct pass *ps, const 
 							  const int sampled)
 {
 	uint64_t size = hs_live_size(&ps->live, b);
-	double w = weight_in(ps->rep, size, sampled);
+	double w = weight(ps->rep, size, sampled);
 
 	site_change(ps, site(ps, b->stack), -(double)size * w);
 	ps->heap -= (double)size * w;
@@ -201,7 +196,7 @@ static inline void count_alloc(struct pass *ps, struct hs_site *s, const struct 
 static inline __attribute__((always_inline)) void on_alloc(struct pass *ps, const struct hs_event *ev, const int sampled)
 {
 	struct hs_report *rep = ps->rep;
-	double w = weight_in(rep, ev->size, sampled);
+	double w = weight(rep, ev->size, sampled);
 	struct hs_site *s = site(ps, ev->stack);
 	struct thread_last *t = thread_of(ps, ev->tid);
 	int existed;
@@ -236,7 +231,7 @@ static inline __attribute__((always_inline)) void on_free(struct pass *ps, const
 		rep->untracked_frees++;
 		return;
 	}
-	w = weight_in(rep, hs_live_size(&ps->live, b), sampled);
+	w = weight(rep, hs_live_size(&ps->live, b), sampled);
 	rep->frees += w;
 	if (t->ptr == ev->ptr && ev->fn == HS_FN_FREE && hs_live_thread(b) == tidx) {
 		rep->temporary += w;
@@ -264,7 +259,7 @@ static inline __attribute__((always_inline)) void on_pair(struct pass *ps, const
 							   const struct hs_event *fr, const int sampled)
 {
 	struct hs_report *rep = ps->rep;
-	double w = weight_in(rep, ev->size, sampled), bytes = (double)ev->size * w;
+	double w = weight(rep, ev->size, sampled), bytes = (double)ev->size * w;
 	struct hs_site *s = site(ps, ev->stack);
 
 	count_alloc(ps, s, ev, w);
@@ -440,7 +435,7 @@ int hs_report_build(struct hs_report *rep, struct hs_reader *r, hs_alloctab_prog
 		}
 		hs_live_foreach(&ps.live, b) {
 			uint64_t size = hs_live_size(&ps.live, b);
-			double w = weight(rep, size);
+			double w = weight(rep, size, rep->sampled);
 			struct hs_site *s = site(&ps, b->stack);
 			rep->leaked_count += w;
 			rep->leaked_bytes += (double)size * w;

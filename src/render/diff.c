@@ -39,10 +39,8 @@ void hs_render_diff_text(FILE *f, const struct hs_render_diff *ctx, const struct
 
 	fprintf(f, "heapscope diff\nbase       %s\nnew        %s\n", ctx->base_path, ctx->new_path);
 	fprintf(f, "sites      by %s, matched by name, sorted by %s\n", by_names[ctx->new_st->by], hs_diff_sort_names[d->sort]);
-	if (ctx->filter->desc[0]) {
-		fputs("filter     ", f);
-		hs_text_wrap(f, ctx->filter->desc, 11, 80);
-	}
+	if (ctx->filter->desc[0])
+		hs_text_field(f, "filter", 11, ctx->filter->desc);
 	total_line(f, "allocated", bt->bytes, nt->bytes);
 	total_line(f, "peak heap", ctx->base_tab->peak_heap, ctx->new_tab->peak_heap);
 	total_line(f, "leaked", bt->leaked_bytes, nt->leaked_bytes);

@@ -236,6 +236,12 @@ void hs_text_wrap(FILE *f, const char *s, size_t indent, size_t width)
 	fputc('\n', f);
 }
 
+void hs_text_field(FILE *f, const char *label, size_t col, const char *text)
+{
+	fprintf(f, "%-*s", (int)col, label);
+	hs_text_wrap(f, text, col, 80);
+}
+
 /* Bytes XML takes as they are: printable ASCII but the five that need an entity (one load, not six tests) */
 #define XML_PLAIN_16(b) \
 	((b) >= 0x20 && (b) < 0x80 && (b) != '<' && (b) != '>' && (b) != '&' && (b) != '"' && (b) != '\'')

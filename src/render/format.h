@@ -20,6 +20,8 @@ void hs_put_line(FILE *f, const char *indent, const char *s);
 void hs_text_command(FILE *f, int argc, const char *const *argv, size_t indent, size_t width);
 /* Text of words between spaces, from column indent on, wrapped at width columns with the lines after the first indented to indent. */
 void hs_text_wrap(FILE *f, const char *s, size_t indent, size_t width);
+/* A header field: label padded to col columns, then text wrapped within 80 columns under its first line. */
+void hs_text_field(FILE *f, const char *label, size_t col, const char *text);
 /* One word of text from a trace (a marker's label, a path) as hs_text_command writes each word */
 void hs_text_word(FILE *f, const char *s);
 /* XML text or attribute content, escaped. */

@@ -89,10 +89,8 @@ void hs_render_leaks_text(FILE *f, const struct hs_render_leaks *ctx, const stru
 	struct cols w;
 
 	fprintf(f, "heapscope leaks of %s\nsites      by %s, most suspicious first\n", ctx->path, by_names[ctx->st->by]);
-	if (ctx->filter->desc[0]) {
-		fputs("filter     ", f);
-		hs_text_wrap(f, ctx->filter->desc, 11, 80);
-	}
+	if (ctx->filter->desc[0])
+		hs_text_field(f, "filter", 11, ctx->filter->desc);
 	fprintf(f, "matched    %s%s of %s allocations%s\n", t->sample_bytes ? "~" : "",
 		hs_fmt_count(a, sizeof(a), (double)lk->records), hs_fmt_count(b, sizeof(b), (double)t->n),
 		t->sample_bytes ? " (sampled: figures are estimates)" : "");

@@ -93,8 +93,7 @@ __attribute__((format(printf, 3, 4))) static void field(FILE *f, const char *lab
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fprintf(f, "%-12s ", label);
-	hs_text_wrap(f, text, 13, 80);
+	hs_text_field(f, label, 13, text);
 }
 
 void hs_render_report_text(FILE *f, struct hs_reader *r, const struct hs_report *rep, const char *path)

@@ -69,10 +69,8 @@ void hs_render_top_text(FILE *f, const struct hs_render_top *ctx, const struct h
 
 	fprintf(f, "heapscope top of %s\nrows       by %s, sorted by %s\n", ctx->path, by_names[ctx->st->by],
 		hs_top_sort_names[top->sort]);
-	if (ctx->filter->desc[0]) {
-		fputs("filter     ", f);
-		hs_text_wrap(f, ctx->filter->desc, 11, 80);
-	}
+	if (ctx->filter->desc[0])
+		hs_text_field(f, "filter", 11, ctx->filter->desc);
 	if (t->sample_bytes)
 		fprintf(f, "matched    ~%s allocations, estimated from %s of %s samples\n", hs_fmt_count(a, sizeof(a), top->total.calls),
 			hs_fmt_count(b, sizeof(b), (double)top->records), hs_fmt_count(c, sizeof(c), (double)t->n));
